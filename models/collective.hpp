@@ -1,0 +1,81 @@
+// ddlsim: the Collective interface -- every algorithm has two faces.
+//
+//  1. analytic_time_s(): the alpha-beta closed form (alpha = per-message path
+//     latency in s, beta = s per byte of the bottleneck link).
+//  2. rank_schedule(): the point-to-point transfers one rank performs, as a
+//     list of steps. In a step the rank posts all its sends and receives at
+//     once and waits for all of them; the next step starts when they are done.
+//     sim/ executes these on the SimGrid platform (mailbox rendezvous: a
+//     transfer starts when both its send and its receive are posted).
+//
+// Reference platform for the identity "simulated == closed form": a star
+// where every host has one full-duplex NIC link (send and receive directions
+// independent) of bandwidth 1/beta to a non-blocking switch, and host-to-host
+// path latency alpha. Concurrent flows in the same NIC direction share it
+// fairly; the closed form of each algorithm is exact for that platform.
+//
+// Ranks: 0..workers-1 are workers; workers..workers+servers-1 are parameter
+// servers (only parameter-server algorithms use servers).
+//
+// Byte counts are doubles: fractional bytes are carried exactly in the model
+// and quantised once by sim/ (see docs/architecture.md).
+#pragma once
+
+#include "models/registry.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ddlsim::models {
+
+struct AlphaBeta {
+  double alpha_s = 0;           // latency of one message on a host-to-host path
+  double beta_s_per_byte = 0;   // inverse bandwidth of the bottleneck link
+};
+
+struct CollectiveGroup {
+  int workers = 1;
+  int servers = 0;  // parameter servers available (PS algorithms need >= 1)
+  [[nodiscard]] int size() const { return workers + servers; }
+};
+
+struct RankOp {
+  enum class Kind { SEND, RECV };
+  Kind kind = Kind::SEND;
+  int peer = 0;        // rank index in the group
+  double bytes = 0;    // may be fractional
+};
+
+struct RankStep {
+  std::vector<RankOp> ops;
+  /// Number of algorithm steps this entry stands for. 1 in a stepwise schedule;
+  /// a pipelined phase merges k steps into one flow and pays (k-1) extra latencies.
+  int latency_steps = 1;
+};
+
+class Collective {
+ public:
+  virtual ~Collective() = default;
+  /// "allreduce", "allgather", "reduce_scatter", "broadcast".
+  [[nodiscard]] virtual std::string operation() const = 0;
+  /// True if this algorithm needs parameter servers (group.servers >= 1).
+  [[nodiscard]] virtual bool uses_servers() const { return false; }
+  /// The closed form for `bytes` per worker on the reference platform.
+  [[nodiscard]] virtual double analytic_time_s(const CollectiveGroup& group, double bytes,
+                                               const AlphaBeta& ab) const = 0;
+  /// Every step of rank `rank` (stepwise granularity).
+  [[nodiscard]] virtual std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
+                                                            double bytes) const = 0;
+  /// Pipelined granularity: consecutive steps with the same (kind, peer) pattern
+  /// merged into one step carrying their bytes and latency_steps. Algorithms may
+  /// override this with a direct O(1)-per-phase construction.
+  [[nodiscard]] virtual std::vector<RankStep> rank_phases(int rank, const CollectiveGroup& group,
+                                                          double bytes) const;
+};
+
+/// Merges consecutive steps with identical (kind, peer) op lists (the default rank_phases).
+std::vector<RankStep> merge_steps(std::vector<RankStep> steps);
+
+using CollectiveRegistry = Registry<Collective>;
+
+}  // namespace ddlsim::models

@@ -1,0 +1,60 @@
+// Ring all-reduce: reduce-scatter then all-gather around a logical ring.
+//
+// The buffer of M bytes is cut into N chunks of M/N. In each of the N-1
+// reduce-scatter steps and N-1 all-gather steps, rank r sends one chunk to
+// r+1 and receives one from r-1 (mod N), both at once. On the reference
+// platform (full-duplex NIC per host, path latency alpha, beta s/byte) every
+// step costs alpha + (M/N) beta, so
+//
+//     T_ring(N, M) = 2 (N-1) alpha + 2 (N-1)/N * M * beta      (T = 0 for N = 1)
+//
+// Sources: Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for
+// clusters of workstations", JPDC 2009; Thakur, Rabenseifner & Gropp,
+// "Optimization of collective communication operations in MPICH", IJHPCA 2005;
+// the table of seed 002 (Tyagi & Swany 2023).
+#include "models/collective.hpp"
+
+namespace ddlsim::models {
+namespace {
+
+class RingAllreduce final : public Collective {
+ public:
+  [[nodiscard]] std::string operation() const override { return "allreduce"; }
+
+  [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
+    const double n = group.workers;
+    if (group.workers <= 1) return 0.0;
+    return 2 * (n - 1) * ab.alpha_s + 2 * (n - 1) / n * bytes * ab.beta_s_per_byte;
+  }
+
+  [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
+                                                    double bytes) const override {
+    const int n = group.workers;
+    std::vector<RankStep> steps;
+    if (n <= 1) return steps;
+    const double chunk = bytes / n;
+    const int right = (rank + 1) % n;
+    const int left = (rank + n - 1) % n;
+    steps.reserve(static_cast<std::size_t>(2 * (n - 1)));
+    for (int s = 0; s < 2 * (n - 1); ++s)
+      steps.push_back(RankStep{{RankOp{RankOp::Kind::SEND, right, chunk}, RankOp{RankOp::Kind::RECV, left, chunk}}, 1});
+    return steps;
+  }
+
+  [[nodiscard]] std::vector<RankStep> rank_phases(int rank, const CollectiveGroup& group,
+                                                  double bytes) const override {
+    const int n = group.workers;
+    if (n <= 1) return {};
+    const double phase_bytes = 2.0 * (n - 1) * bytes / n;
+    return {RankStep{{RankOp{RankOp::Kind::SEND, (rank + 1) % n, phase_bytes},
+                      RankOp{RankOp::Kind::RECV, (rank + n - 1) % n, phase_bytes}},
+                     2 * (n - 1)}};
+  }
+};
+
+}  // namespace
+}  // namespace ddlsim::models
+
+DDLSIM_REGISTER(ddlsim::models::Collective, "ring",
+                "ring all-reduce: reduce-scatter + all-gather, 2(N-1) steps of M/N bytes",
+                [](ddlsim::ObjectReader&) { return std::make_unique<ddlsim::models::RingAllreduce>(); })

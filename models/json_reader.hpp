@@ -1,0 +1,76 @@
+// ddlsim: reading one JSON object with JSON-pointer error messages.
+//
+// ObjectReader wraps one JSON object and its path ("/platform/link"). Each
+// accessor records the key it was asked for, so finish() can reject any key
+// the schema never asked about ("unknown key "lnk"; valid keys are: ...").
+// Every error is a ConfigError naming the full JSON path of the value.
+#pragma once
+
+#include "models/error.hpp"
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ddlsim {
+
+using json = nlohmann::json;
+
+/// Human-readable JSON type name used in messages ("a string", "a number"...).
+std::string json_type_name(const json& value);
+/// Joins names as "a, b, c".
+std::string join_names(const std::vector<std::string>& names);
+/// Escapes one key for a JSON pointer ("~" -> "~0", "/" -> "~1").
+std::string pointer_append(const std::string& path, const std::string& key);
+
+class ObjectReader {
+ public:
+  /// Throws ConfigError(path, "expected an object, got ...") if `value` is not an object.
+  /// A null value is treated as an empty object (a missing optional section).
+  ObjectReader(const json& value, std::string path);
+
+  [[nodiscard]] const std::string& path() const { return path_; }
+  [[nodiscard]] std::string path_of(const std::string& key) const { return pointer_append(path_, key); }
+  [[nodiscard]] const json& raw() const { return *value_; }
+
+  /// Marks `key` as known and returns its value, or nullptr if absent.
+  const json* find(const std::string& key);
+  /// Like find() but absence is an error ("missing required key").
+  const json& require(const std::string& key);
+  bool has(const std::string& key);
+
+  std::string string(const std::string& key, const std::string& fallback);
+  std::string required_string(const std::string& key);
+  /// A string that must be one of `choices`.
+  std::string choice(const std::string& key, const std::vector<std::string>& choices, const std::string& fallback);
+  bool boolean(const std::string& key, bool fallback);
+  /// Any finite number in [min, max].
+  double number(const std::string& key, double fallback, double min, double max);
+  std::int64_t integer(const std::string& key, std::int64_t fallback, std::int64_t min, std::int64_t max);
+  std::int64_t required_integer(const std::string& key, std::int64_t min, std::int64_t max);
+
+  /// Unit-bearing values (see models/units.hpp); `fallback` is used when absent.
+  double bandwidth_Bps(const std::string& key, double fallback);    // must be > 0
+  double time_s(const std::string& key, double fallback);           // must be >= 0
+  double bytes(const std::string& key, double fallback);            // must be >= 0
+
+  /// A nested object (absent -> empty object at that path).
+  ObjectReader object(const std::string& key);
+
+  /// Rejects keys never asked about. Call after reading every key.
+  void finish() const;
+
+ private:
+  const json* value_;
+  std::string path_;
+  std::set<std::string> known_;
+};
+
+/// Checks a value stand-alone (used for array elements and the like).
+double checked_number(const json& value, const std::string& path, double min, double max);
+std::int64_t checked_integer(const json& value, const std::string& path, std::int64_t min, std::int64_t max);
+
+}  // namespace ddlsim

@@ -1,0 +1,126 @@
+#include "models/units.hpp"
+
+#include "models/error.hpp"
+
+#include <array>
+#include <cmath>
+#include <charconv>
+#include <fmt/format.h>
+#include <stdexcept>
+#include <utility>
+
+namespace ddlsim::units {
+namespace {
+
+struct Unit {
+  std::string_view name;
+  double factor;
+};
+
+constexpr std::array BANDWIDTH_UNITS{
+    Unit{"bps", 1.0 / 8},       Unit{"Kbps", 1e3 / 8},  Unit{"Mbps", 1e6 / 8},  Unit{"Gbps", 1e9 / 8},
+    Unit{"Tbps", 1e12 / 8},     Unit{"Bps", 1.0},       Unit{"KBps", 1e3},      Unit{"MBps", 1e6},
+    Unit{"GBps", 1e9},          Unit{"TBps", 1e12},     Unit{"KiBps", 1024.0},  Unit{"MiBps", 1048576.0},
+    Unit{"GiBps", 1073741824.0}, Unit{"TiBps", 1099511627776.0}};
+constexpr std::array TIME_UNITS{Unit{"ns", 1e-9}, Unit{"us", 1e-6}, Unit{"ms", 1e-3}, Unit{"s", 1.0}};
+constexpr std::array BYTE_UNITS{Unit{"B", 1.0},           Unit{"KB", 1e3},          Unit{"MB", 1e6},
+                                Unit{"GB", 1e9},          Unit{"TB", 1e12},         Unit{"KiB", 1024.0},
+                                Unit{"MiB", 1048576.0},   Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0}};
+
+template <std::size_t N>
+std::string unit_list(const std::array<Unit, N>& units) {
+  std::string out;
+  for (const auto& u : units) out += (out.empty() ? "" : ", ") + std::string(u.name);
+  return out;
+}
+
+template <std::size_t N>
+double parse(std::string_view text, const std::array<Unit, N>& units, std::string_view what) {
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+    return s;
+  };
+  std::string_view s = trim(text);
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || ptr == s.data())
+    throw std::invalid_argument(fmt::format("expected a {} such as a number followed by one of {}, got \"{}\"", what,
+                                            unit_list(units), text));
+  std::string_view unit = trim(s.substr(static_cast<std::size_t>(ptr - s.data())));
+  if (unit.empty())
+    throw std::invalid_argument(
+        fmt::format("missing unit in \"{}\"; expected one of {}", text, unit_list(units)));
+  for (const auto& u : units)
+    if (u.name == unit) {
+      if (!std::isfinite(value)) throw std::invalid_argument(fmt::format("\"{}\" is not a finite {}", text, what));
+      return value * u.factor;
+    }
+  throw std::invalid_argument(
+      fmt::format("unknown {} unit \"{}\" in \"{}\"; expected one of {}", what, unit, text, unit_list(units)));
+}
+
+std::string describe(const nlohmann::json& value) { return value.dump(); }
+
+template <class Parser>
+double from_json(const nlohmann::json& value, const std::string& path, std::string_view what, bool allow_number,
+                 std::string_view example, Parser parser) {
+  if (value.is_number() && allow_number) return value.get<double>();
+  if (!value.is_string())
+    throw ConfigError(path, fmt::format("expected a {} string such as \"{}\"{}, got {}", what, example,
+                                        allow_number ? " (or a plain number)" : "", describe(value)));
+  try {
+    return parser(value.get_ref<const std::string&>());
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(path, e.what());
+  }
+}
+
+std::string trim_number(double v) {
+  std::string s = fmt::format("{:.4g}", v);
+  return s;
+}
+
+}  // namespace
+
+double parse_bandwidth_Bps(std::string_view text) { return parse(text, BANDWIDTH_UNITS, "bandwidth"); }
+double parse_time_s(std::string_view text) { return parse(text, TIME_UNITS, "time"); }
+double parse_bytes(std::string_view text) { return parse(text, BYTE_UNITS, "size in bytes"); }
+
+double bandwidth_Bps(const nlohmann::json& value, const std::string& path) {
+  return from_json(value, path, "bandwidth", false, "25Gbps", parse_bandwidth_Bps);
+}
+double time_s(const nlohmann::json& value, const std::string& path) {
+  return from_json(value, path, "time", true, "2us", parse_time_s);
+}
+double bytes(const nlohmann::json& value, const std::string& path) {
+  return from_json(value, path, "size", true, "25MB", parse_bytes);
+}
+
+std::string format_bandwidth(double bytes_per_s) {
+  double bits = bytes_per_s * 8;
+  if (bits >= 1e12) return trim_number(bits / 1e12) + " Tbps";
+  if (bits >= 1e9) return trim_number(bits / 1e9) + " Gbps";
+  if (bits >= 1e6) return trim_number(bits / 1e6) + " Mbps";
+  if (bits >= 1e3) return trim_number(bits / 1e3) + " Kbps";
+  return trim_number(bits) + " bps";
+}
+
+std::string format_time(double seconds) {
+  double a = std::fabs(seconds);
+  if (a == 0) return "0 s";
+  if (a < 1e-6) return trim_number(seconds * 1e9) + " ns";
+  if (a < 1e-3) return trim_number(seconds * 1e6) + " us";
+  if (a < 1) return trim_number(seconds * 1e3) + " ms";
+  return trim_number(seconds) + " s";
+}
+
+std::string format_bytes(double bytes) {
+  if (bytes >= 1e12) return trim_number(bytes / 1e12) + " TB";
+  if (bytes >= 1e9) return trim_number(bytes / 1e9) + " GB";
+  if (bytes >= 1e6) return trim_number(bytes / 1e6) + " MB";
+  if (bytes >= 1e3) return trim_number(bytes / 1e3) + " KB";
+  return trim_number(bytes) + " B";
+}
+
+}  // namespace ddlsim::units

@@ -1,0 +1,1 @@
+// s4u emitter: written next.

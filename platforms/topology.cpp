@@ -1,0 +1,1 @@
+#include "platforms/topology.hpp"

@@ -1,0 +1,102 @@
+// ddlsim: the topology graph and the builder interface.
+//
+// A topology is an undirected Boost.Graph whose vertices are workers,
+// parameter servers and switches, and whose edges are full-duplex links with a
+// bandwidth (bytes/s) and a latency (s) per direction. Builders are registered
+// by name (Registry<TopologyBuilder>, one file each in platforms/builders/) and
+// build a graph for a given number of workers and parameter servers. The first
+// `workers` host slots a builder creates are workers 0..N-1 in rank order; the
+// next `parameter_servers` slots are servers 0..S-1.
+//
+// Routes are shortest paths in hops (ties broken deterministically by the
+// emitter); the graph-level helpers below answer the same question without an
+// engine, so tests can check counts, degrees, connectivity and diameters.
+#pragma once
+
+#include "models/registry.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace ddlsim::platforms {
+
+enum class NodeKind { WORKER, SERVER, SWITCH };
+std::string to_string(NodeKind kind);
+
+struct NodeProps {
+  std::string name;  // unique; workers "worker-<rank>", servers "ps-<i>", switches builder-specific
+  NodeKind kind = NodeKind::SWITCH;
+  int index = -1;    // rank for workers, server index for servers, -1 for switches
+};
+
+struct EdgeProps {
+  std::string name;           // unique link name, e.g. "worker-3<->switch-0"
+  double bandwidth_Bps = 0;   // per direction
+  double latency_s = 0;       // per direction
+};
+
+using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, NodeProps, EdgeProps>;
+using Vertex = Graph::vertex_descriptor;
+using Edge = Graph::edge_descriptor;
+
+struct LinkSpec {
+  double bandwidth_Bps = 0;
+  double latency_s = 0;
+};
+
+struct BuildRequest {
+  int workers = 1;
+  int parameter_servers = 0;
+  LinkSpec link;                      // the default link (platform.link)
+  std::string workers_path = "/platform/workers";
+  std::string params_path = "/platform/params";
+};
+
+struct Topology {
+  std::string kind;                   // builder name
+  Graph graph;
+  std::vector<Vertex> workers;        // by rank
+  std::vector<Vertex> servers;        // by server index
+};
+
+class TopologyBuilder {
+ public:
+  virtual ~TopologyBuilder() = default;
+  /// Builds the graph; throws ConfigError (path in request) when the request is impossible.
+  [[nodiscard]] virtual Topology build(const BuildRequest& request) const = 0;
+};
+
+using TopologyRegistry = Registry<TopologyBuilder>;
+
+/// Helpers for builders: add a host/switch vertex and a link.
+Vertex add_node(Topology& topo, std::string name, NodeKind kind, int index = -1);
+Edge add_link(Topology& topo, Vertex a, Vertex b, const LinkSpec& link, std::string name = {});
+/// Adds worker and server vertices (in that order) for request; returns them all in slot order.
+std::vector<Vertex> add_hosts(Topology& topo, const BuildRequest& request);
+
+// ---- graph facts (no engine) ----
+[[nodiscard]] bool is_connected(const Graph& g);
+/// Hop counts from `source` to every vertex (-1 when unreachable).
+[[nodiscard]] std::vector<int> hop_distances(const Graph& g, Vertex source);
+/// Largest hop distance between two host vertices (workers and servers); -1 if disconnected.
+[[nodiscard]] int host_diameter_hops(const Topology& topo);
+/// The shortest path (fewest hops) from a to b as a vertex list, ties broken by lowest vertex index.
+[[nodiscard]] std::vector<Vertex> shortest_path(const Graph& g, Vertex a, Vertex b);
+/// Sum of edge latencies and minimum edge bandwidth along shortest_path(a, b).
+struct PathCost {
+  int hops = 0;
+  double latency_s = 0;
+  double bottleneck_Bps = 0;
+};
+[[nodiscard]] PathCost path_cost(const Graph& g, Vertex a, Vertex b);
+
+/// Throws ConfigError(path, ...) naming an unreachable host if the graph is not connected.
+void check_connected(const Topology& topo, const std::string& path);
+
+/// Graphviz (DOT) rendering: workers as boxes, servers as diamonds, switches as circles.
+void write_dot(const Topology& topo, std::ostream& out);
+
+}  // namespace ddlsim::platforms

@@ -1,0 +1,68 @@
+#include "models/units.hpp"
+
+#include "models/error.hpp"
+
+#include <doctest/doctest.h>
+#include <stdexcept>
+
+using namespace ddlsim;
+
+TEST_CASE("bandwidth units: bits and bytes, decimal and binary") {
+  CHECK(units::parse_bandwidth_Bps("25Gbps") == doctest::Approx(3.125e9));
+  CHECK(units::parse_bandwidth_Bps("8bps") == doctest::Approx(1.0));
+  CHECK(units::parse_bandwidth_Bps("1Kbps") == doctest::Approx(125.0));
+  CHECK(units::parse_bandwidth_Bps("100Mbps") == doctest::Approx(12.5e6));
+  CHECK(units::parse_bandwidth_Bps("1.6Tbps") == doctest::Approx(2e11));
+  CHECK(units::parse_bandwidth_Bps("3.125GBps") == doctest::Approx(3.125e9));
+  CHECK(units::parse_bandwidth_Bps("1Bps") == doctest::Approx(1.0));
+  CHECK(units::parse_bandwidth_Bps("2KBps") == doctest::Approx(2000.0));
+  CHECK(units::parse_bandwidth_Bps("2MBps") == doctest::Approx(2e6));
+  CHECK(units::parse_bandwidth_Bps("1TBps") == doctest::Approx(1e12));
+  CHECK(units::parse_bandwidth_Bps("1KiBps") == doctest::Approx(1024.0));
+  CHECK(units::parse_bandwidth_Bps("1GiBps") == doctest::Approx(1073741824.0));
+  CHECK(units::parse_bandwidth_Bps(" 10 Gbps ") == doctest::Approx(1.25e9));
+  CHECK(units::parse_bandwidth_Bps("1e2Mbps") == doctest::Approx(12.5e6));
+}
+
+TEST_CASE("time units") {
+  CHECK(units::parse_time_s("2us") == doctest::Approx(2e-6));
+  CHECK(units::parse_time_s("5ns") == doctest::Approx(5e-9));
+  CHECK(units::parse_time_s("1.5ms") == doctest::Approx(1.5e-3));
+  CHECK(units::parse_time_s("3s") == doctest::Approx(3.0));
+  CHECK(units::parse_time_s("0s") == 0.0);
+}
+
+TEST_CASE("byte units") {
+  CHECK(units::parse_bytes("25MB") == doctest::Approx(25e6));
+  CHECK(units::parse_bytes("25MiB") == doctest::Approx(26214400.0));
+  CHECK(units::parse_bytes("1B") == 1.0);
+  CHECK(units::parse_bytes("1KB") == 1000.0);
+  CHECK(units::parse_bytes("1KiB") == 1024.0);
+  CHECK(units::parse_bytes("2GB") == doctest::Approx(2e9));
+  CHECK(units::parse_bytes("1GiB") == doctest::Approx(1073741824.0));
+  CHECK(units::parse_bytes("1TB") == doctest::Approx(1e12));
+  CHECK(units::parse_bytes("1TiB") == doctest::Approx(1099511627776.0));
+}
+
+TEST_CASE("unit errors are exact") {
+  CHECK_THROWS_WITH_AS(units::parse_bandwidth_Bps("25"), "missing unit in \"25\"; expected one of bps, Kbps, Mbps, Gbps, Tbps, Bps, KBps, MBps, GBps, TBps, KiBps, MiBps, GiBps, TiBps", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(units::parse_time_s("3 hours"), "unknown time unit \"hours\" in \"3 hours\"; expected one of ns, us, ms, s", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(units::parse_bytes("MB"), "expected a size in bytes such as a number followed by one of B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, got \"MB\"", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(units::parse_bandwidth_Bps("10gbps"), "unknown bandwidth unit \"gbps\" in \"10gbps\"; expected one of bps, Kbps, Mbps, Gbps, Tbps, Bps, KBps, MBps, GBps, TBps, KiBps, MiBps, GiBps, TiBps", std::invalid_argument);
+}
+
+TEST_CASE("JSON unit values name their path") {
+  CHECK(units::time_s(nlohmann::json(0.5), "/x") == 0.5);
+  CHECK(units::bytes(nlohmann::json(1024), "/x") == 1024.0);
+  CHECK_THROWS_WITH_AS(units::bandwidth_Bps(nlohmann::json(10), "/platform/link/bandwidth"),
+                       "/platform/link/bandwidth: expected a bandwidth string such as \"25Gbps\", got 10", ConfigError);
+  CHECK_THROWS_WITH_AS(units::time_s(nlohmann::json("2 parsecs"), "/platform/link/latency"),
+                       "/platform/link/latency: unknown time unit \"parsecs\" in \"2 parsecs\"; expected one of ns, us, ms, s",
+                       ConfigError);
+}
+
+TEST_CASE("formatting for tables") {
+  CHECK(units::format_bandwidth(3.125e9) == "25 Gbps");
+  CHECK(units::format_time(2e-6) == "2 us");
+  CHECK(units::format_bytes(25e6) == "25 MB");
+}
