@@ -82,9 +82,10 @@ class Registry {
 
 #define DDLSIM_CONCAT_INNER(a, b) a##b
 #define DDLSIM_CONCAT(a, b) DDLSIM_CONCAT_INNER(a, b)
-/// DDLSIM_REGISTER(Interface, "name", "one-line description", factory)
-#define DDLSIM_REGISTER(INTERFACE, NAME, DESCRIPTION, FACTORY)                                  \
+/// DDLSIM_REGISTER(Interface, "name", "one-line description", factory). The factory is
+/// variadic so that a lambda with top-level commas needs no extra parentheses.
+#define DDLSIM_REGISTER(INTERFACE, NAME, DESCRIPTION, ...)                                      \
   namespace {                                                                                   \
   [[maybe_unused]] const bool DDLSIM_CONCAT(ddlsim_registered_, __LINE__) =                     \
-      ::ddlsim::Registry<INTERFACE>::instance().add(NAME, DESCRIPTION, FACTORY);                \
+      ::ddlsim::Registry<INTERFACE>::instance().add(NAME, DESCRIPTION, __VA_ARGS__);            \
   }

@@ -45,7 +45,7 @@ double parse(std::string_view text, const std::array<Unit, N>& units, std::strin
   double value = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec != std::errc() || ptr == s.data())
-    throw std::invalid_argument(fmt::format("expected a {} such as a number followed by one of {}, got \"{}\"", what,
+    throw std::invalid_argument(fmt::format("expected a {}: a number followed by one of {}, got \"{}\"", what,
                                             unit_list(units), text));
   std::string_view unit = trim(s.substr(static_cast<std::size_t>(ptr - s.data())));
   if (unit.empty())

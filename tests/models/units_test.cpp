@@ -47,7 +47,7 @@ TEST_CASE("byte units") {
 TEST_CASE("unit errors are exact") {
   CHECK_THROWS_WITH_AS(units::parse_bandwidth_Bps("25"), "missing unit in \"25\"; expected one of bps, Kbps, Mbps, Gbps, Tbps, Bps, KBps, MBps, GBps, TBps, KiBps, MiBps, GiBps, TiBps", std::invalid_argument);
   CHECK_THROWS_WITH_AS(units::parse_time_s("3 hours"), "unknown time unit \"hours\" in \"3 hours\"; expected one of ns, us, ms, s", std::invalid_argument);
-  CHECK_THROWS_WITH_AS(units::parse_bytes("MB"), "expected a size in bytes such as a number followed by one of B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, got \"MB\"", std::invalid_argument);
+  CHECK_THROWS_WITH_AS(units::parse_bytes("MB"), "expected a size in bytes: a number followed by one of B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, got \"MB\"", std::invalid_argument);
   CHECK_THROWS_WITH_AS(units::parse_bandwidth_Bps("10gbps"), "unknown bandwidth unit \"gbps\" in \"10gbps\"; expected one of bps, Kbps, Mbps, Gbps, Tbps, Bps, KBps, MBps, GBps, TBps, KiBps, MiBps, GiBps, TiBps", std::invalid_argument);
 }
 

@@ -1,0 +1,104 @@
+#include "models/profile.hpp"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace ddlsim::models {
+
+double Profile::forward_s() const {
+  double t = 0;
+  for (const auto& l : layers) t += l.forward_s;
+  return t;
+}
+double Profile::backward_s() const {
+  double t = 0;
+  for (const auto& l : layers) t += l.backward_s;
+  return t;
+}
+double Profile::grad_bytes() const {
+  double b = 0;
+  for (const auto& l : layers) b += l.grad_bytes;
+  return b;
+}
+std::int64_t Profile::parameters() const {
+  std::int64_t p = 0;
+  for (const auto& l : layers) p += l.parameters;
+  return p;
+}
+double Profile::iteration_compute_s() const { return io_s + forward_s() + backward_s() + optimizer_s; }
+
+namespace {
+constexpr std::int64_t MAX_INT = std::numeric_limits<std::int64_t>::max();
+
+int bytes_per_param(const std::string& dtype) {
+  if (dtype == "fp32") return 4;
+  if (dtype == "fp16" || dtype == "bf16") return 2;
+  return 4;
+}
+}  // namespace
+
+Profile parse_profile(const json& value, const std::string& path) {
+  ObjectReader r(value, path);
+  Profile p;
+  p.model = r.required_string("model");
+  p.batch_size = r.integer("batch_size", 32, 1, MAX_INT);
+  p.device = r.string("device", "");
+  p.dtype = r.choice("dtype", {"fp32", "fp16", "bf16"}, "fp32");
+  p.provenance = r.string("provenance", "");
+  p.optimizer_s = r.time_s("optimizer_s", 0);
+  p.io_s = r.time_s("io_s", 0);
+  const json& layers = r.require("layers");
+  const std::string layers_path = r.path_of("layers");
+  if (!layers.is_array() || layers.empty())
+    throw ConfigError(layers_path, fmt::format("expected a non-empty array of layers, got {}", json_type_name(layers)));
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    ObjectReader lr(layers[i], fmt::format("{}/{}", layers_path, i));
+    Layer l;
+    l.name = lr.string("name", fmt::format("layer{}", i));
+    l.forward_s = lr.time_s("forward_s", 0);
+    l.backward_s = lr.time_s("backward_s", 0);
+    l.parameters = lr.integer("parameters", 0, 0, MAX_INT);
+    l.grad_bytes = lr.bytes("grad_bytes", static_cast<double>(l.parameters) * bytes_per_param(p.dtype));
+    lr.finish();
+    p.layers.push_back(std::move(l));
+  }
+  r.finish();
+  return p;
+}
+
+Profile load_profile_file(const std::string& file, const std::string& ref_path) {
+  std::ifstream in(file);
+  if (!in) throw ConfigError(ref_path, fmt::format("cannot open profile file \"{}\"", file));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  json doc;
+  try {
+    doc = json::parse(buffer.str());
+  } catch (const json::parse_error& e) {
+    throw ConfigError(ref_path, fmt::format("malformed JSON in profile file \"{}\": {}", file, e.what()));
+  }
+  try {
+    return parse_profile(doc, "");
+  } catch (const ConfigError& e) {
+    throw ConfigError(ref_path, fmt::format("in profile file \"{}\": {}", file, e.what()));
+  }
+}
+
+Profile synthetic_profile(ObjectReader& s) {
+  Profile p;
+  const auto layers = s.integer("layers", 10, 1, 1'000'000);
+  const double fwd = s.time_s("forward_s", 1e-3);
+  const double bwd = s.time_s("backward_s", 2e-3);
+  const double grad = s.bytes("grad_bytes", 4e6);
+  p.model = s.string("model", "synthetic");
+  p.optimizer_s = s.time_s("optimizer_s", 0);
+  p.io_s = s.time_s("io_s", 0);
+  p.provenance = "uniform synthetic workload";
+  for (std::int64_t i = 0; i < layers; ++i)
+    p.layers.push_back(Layer{fmt::format("layer{}", i), fwd, bwd, static_cast<std::int64_t>(grad / 4), grad});
+  return p;
+}
+
+}  // namespace ddlsim::models

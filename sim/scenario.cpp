@@ -1,0 +1,253 @@
+#include "sim/scenario.hpp"
+
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace ddlsim::sim {
+namespace {
+
+constexpr int MAX_WORKERS = 1'000'000;
+
+std::string slurp(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw ConfigError("", fmt::format("cannot open scenario file \"{}\"", file));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+Plugin read_plugin(ObjectReader& training, const std::string& key, const std::string& default_name) {
+  ObjectReader r = training.object(key);
+  Plugin p;
+  p.name = r.string("name", default_name);
+  if (const json* params = r.find("params")) p.params = *params;
+  r.finish();
+  return p;
+}
+
+template <class Interface>
+std::shared_ptr<const Interface> create_plugin(const Plugin& plugin, const std::string& section, const std::string& kind) {
+  return Registry<Interface>::instance().create(plugin.name, plugin.params, section + "/name", section + "/params", kind);
+}
+
+platforms::LinkSpec read_link(ObjectReader& parent) {
+  ObjectReader link = parent.object("link");
+  platforms::LinkSpec spec;
+  spec.bandwidth_Bps = link.bandwidth_Bps("bandwidth", 25e9 / 8);
+  spec.latency_s = link.time_s("latency", 1e-6);
+  link.finish();
+  return spec;
+}
+
+std::string resolve_profile(const std::string& file, const std::string& base_dir) {
+  namespace fs = std::filesystem;
+  fs::path p(file);
+  if (p.is_absolute() || base_dir.empty()) return file;
+  fs::path beside = fs::path(base_dir) / p;
+  if (fs::exists(beside)) return beside.string();
+  return file;
+}
+
+}  // namespace
+
+std::string to_string(Fidelity f) { return f == Fidelity::ANALYTIC ? "analytic" : "flow"; }
+std::string to_string(NetworkModel m) {
+  switch (m) {
+    case NetworkModel::IDEAL: return "ideal";
+    case NetworkModel::TCP: return "tcp";
+    case NetworkModel::CALIBRATED: return "calibrated";
+  }
+  return "?";
+}
+std::string to_string(Granularity g) { return g == Granularity::STEPWISE ? "stepwise" : "pipelined"; }
+
+json read_json_file(const std::string& file) {
+  const std::string text = slurp(file);
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Recompute line and column from the byte offset nlohmann reports.
+    std::size_t line = 1, column = 0;
+    for (std::size_t i = 0; i < e.byte && i < text.size() + 1; ++i) {
+      if (i < text.size() && text[i] == '\n' && i + 1 < e.byte) {
+        ++line;
+        column = 0;
+      } else {
+        ++column;
+      }
+    }
+    std::string reason = e.what();
+    if (auto pos = reason.find(": "); pos != std::string::npos && reason.rfind("[json.exception", 0) == 0)
+      reason = reason.substr(pos + 2);
+    throw ConfigError("", fmt::format("{}: malformed JSON at line {}, column {}: {}", file, line, column, reason));
+  }
+}
+
+void apply_override(json& doc, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("", fmt::format("--set \"{}\": expected PATH=VALUE, e.g. platform.workers=16", assignment));
+  std::string path = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  if (path.front() != '/') {
+    std::string pointer;
+    std::size_t start = 0;
+    while (true) {
+      auto dot = path.find('.', start);
+      pointer = pointer_append(pointer, path.substr(start, dot - start));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    path = pointer;
+  }
+  json value;
+  try {
+    value = json::parse(text);
+  } catch (const json::parse_error&) {
+    value = text;  // a bare word such as 25Gbps or tree
+  }
+  // Walk, creating intermediate objects; refuse to walk through a non-object.
+  json* node = &doc;
+  json::json_pointer pointer(path);
+  std::vector<std::string> tokens;
+  for (auto p = pointer; !p.empty(); p = p.parent_pointer()) tokens.insert(tokens.begin(), p.back());
+  std::string walked;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (node->is_null()) *node = json::object();
+    if (node->is_array()) {
+      const auto& t = tokens[i];
+      std::size_t index = 0;
+      bool numeric = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+      if (numeric) index = std::stoul(t);
+      if (!numeric || index >= node->size())
+        throw ConfigError(walked.empty() ? "/" : walked,
+                          fmt::format("--set: no element \"{}\" in an array of {} elements", t, node->size()));
+      node = &(*node)[index];
+    } else if (node->is_object()) {
+      node = &(*node)[tokens[i]];
+    } else {
+      throw ConfigError(walked.empty() ? "/" : walked,
+                        fmt::format("--set: cannot set \"{}\" inside {}", tokens[i], json_type_name(*node)));
+    }
+    walked = pointer_append(walked, tokens[i]);
+  }
+  *node = value;
+}
+
+Scenario parse_scenario(const json& doc, const std::string& base_dir) {
+  Scenario s;
+  s.document = doc;
+  ObjectReader root(doc, "");
+  s.name = root.string("name", "scenario");
+  if (s.name.empty() || s.name.find_first_of("/\\") != std::string::npos)
+    throw ConfigError("/name", fmt::format("expected a non-empty name without slashes, got \"{}\"", s.name));
+  s.description = root.string("description", "");
+  s.seed = static_cast<std::uint64_t>(root.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
+  if (root.has("sweep"))
+    throw ConfigError("/sweep", "sweeps are not supported yet; run one scenario per point with --set");
+
+  {  // platform
+    ObjectReader p = root.object("platform");
+    s.platform.topology = p.string("topology", "star");
+    platforms::TopologyRegistry::instance().check_name(s.platform.topology, "/platform/topology", "topology");
+    s.platform.workers = static_cast<int>(p.integer("workers", 8, 1, MAX_WORKERS));
+    s.platform.parameter_servers = static_cast<int>(p.integer("parameter_servers", 0, 0, MAX_WORKERS));
+    s.platform.link = read_link(p);
+    json params = json::object();
+    if (const json* v = p.find("params")) params = *v;
+    p.finish();
+    auto builder = platforms::TopologyRegistry::instance().create(s.platform.topology, params, "/platform/topology",
+                                                                  "/platform/params", "topology");
+    platforms::BuildRequest request;
+    request.workers = s.platform.workers;
+    request.parameter_servers = s.platform.parameter_servers;
+    request.link = s.platform.link;
+    s.platform.graph = builder->build(request);
+    platforms::check_connected(s.platform.graph, "/platform/params");
+  }
+
+  {  // network
+    ObjectReader n = root.object("network");
+    std::string fidelity = n.choice("fidelity", {"analytic", "flow", "packet"}, "flow");
+    if (fidelity == "packet")
+      throw ConfigError("/network/fidelity",
+                        "\"packet\" needs SimGrid built with ns-3, which Debian's libsimgrid-dev does not include; "
+                        "valid values here are: analytic, flow");
+    s.network.fidelity = fidelity == "analytic" ? Fidelity::ANALYTIC : Fidelity::FLOW;
+    std::string model = n.choice("model", {"ideal", "tcp", "calibrated"}, "ideal");
+    s.network.model = model == "ideal" ? NetworkModel::IDEAL : model == "tcp" ? NetworkModel::TCP : NetworkModel::CALIBRATED;
+    s.network.granularity =
+        n.choice("collective_granularity", {"stepwise", "pipelined"}, "stepwise") == "stepwise" ? Granularity::STEPWISE
+                                                                                                : Granularity::PIPELINED;
+    if (s.network.model == NetworkModel::CALIBRATED) {
+      s.network.latency_factor = n.number("latency_factor", 1.0, 1e-9, 1e9);
+      s.network.bandwidth_factor = n.number("bandwidth_factor", 1.0, 1e-9, 1e9);
+    } else {
+      for (const char* key : {"latency_factor", "bandwidth_factor"})
+        if (n.raw().contains(key))
+          throw ConfigError(n.path_of(key), fmt::format("only valid with \"model\": \"calibrated\", not \"{}\"", model));
+    }
+    n.finish();
+  }
+
+  {  // workload
+    ObjectReader w = root.object("workload");
+    const bool has_profile = w.has("profile");
+    const bool has_synthetic = w.has("synthetic");
+    if (has_profile == has_synthetic)
+      throw ConfigError("/workload", has_profile ? "give either \"profile\" or \"synthetic\", not both"
+                                                 : "missing workload: give \"profile\" (a profile file) or \"synthetic\"");
+    if (has_profile) {
+      s.workload.profile_file = resolve_profile(w.required_string("profile"), base_dir);
+      s.workload.profile = models::load_profile_file(s.workload.profile_file, "/workload/profile");
+    } else {
+      ObjectReader syn = w.object("synthetic");
+      s.workload.profile = models::synthetic_profile(syn);
+      syn.finish();
+    }
+    s.workload.iterations = static_cast<int>(w.integer("iterations", 10, 1, 1'000'000));
+    s.workload.batch_size = w.integer("batch_size", s.workload.profile.batch_size, 1, std::numeric_limits<std::int64_t>::max());
+    w.finish();
+  }
+
+  {  // training
+    ObjectReader t = root.object("training");
+    s.training.sync = read_plugin(t, "sync", "bsp");
+    s.training.collective = read_plugin(t, "collective", "ring");
+    s.training.compressor = read_plugin(t, "compressor", "none");
+    t.finish();
+    s.training.sync_model = create_plugin<models::SyncModel>(s.training.sync, "/training/sync", "sync model");
+    s.training.collective_algorithm =
+        create_plugin<models::Collective>(s.training.collective, "/training/collective", "collective");
+    s.training.compressor_model =
+        create_plugin<models::Compressor>(s.training.compressor, "/training/compressor", "compressor");
+    const auto& coll = *s.training.collective_algorithm;
+    if (coll.operation() != "allreduce")
+      throw ConfigError("/training/collective/name",
+                        fmt::format("\"{}\" is a {} algorithm; gradient aggregation needs an all-reduce",
+                                    s.training.collective.name, coll.operation()));
+    if (coll.uses_servers() && s.platform.parameter_servers < 1)
+      throw ConfigError("/platform/parameter_servers",
+                        fmt::format("collective \"{}\" needs at least 1 parameter server, got 0", s.training.collective.name));
+  }
+
+  {  // output
+    ObjectReader o = root.object("output");
+    s.output.dir = o.string("dir", "out/" + s.name);
+    if (s.output.dir.empty()) throw ConfigError("/output/dir", "expected a non-empty directory name");
+    o.finish();
+  }
+  root.finish();
+  return s;
+}
+
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
+  json doc = read_json_file(file);
+  for (const auto& o : overrides) apply_override(doc, o);
+  return parse_scenario(doc, std::filesystem::path(file).parent_path().string());
+}
+
+}  // namespace ddlsim::sim

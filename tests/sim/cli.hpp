@@ -1,0 +1,63 @@
+// Test helper: run the ddlsim binary in a child process and capture its output.
+#pragma once
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace ddlsim::test {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A fresh empty directory under the system temp dir, removed on destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = std::filesystem::temp_directory_path() / ("ddlsim-test-" + std::to_string(rd()) + std::to_string(rd()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string write(const std::string& name, const std::string& content) const {
+    std::ofstream(path_ / name) << content;
+    return file(name);
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Runs `ddlsim <args>` (args are passed through the shell; quote as needed).
+inline CommandResult ddlsim(const std::string& args) {
+  TempDir tmp;
+  const std::string cmd = std::string(DDLSIM_BINARY) + " " + args + " >" + tmp.file("out") + " 2>" + tmp.file("err");
+  int status = std::system(cmd.c_str());
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = slurp(tmp.path() / "out");
+  r.err = slurp(tmp.path() / "err");
+  return r;
+}
+
+}  // namespace ddlsim::test
