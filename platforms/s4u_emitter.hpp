@@ -1,0 +1,27 @@
+// ddlsim: turns a TopologyGraph into a SimGrid 3.32 platform.
+//
+// The one file that changes when SimGrid's platform API changes (3.32's
+// create_*_zone versus 4.x's add_netzone_*). One Dijkstra zone (with route
+// cache) holds every host and switch; every graph edge becomes a split-duplex
+// link (independent directions, as a full-duplex NIC or cable) and a one-hop
+// route; SimGrid then routes along shortest paths in hops. Bandwidths are
+// multiplied by `byte_scale` because payload sizes are integers: sim/ sends
+// round(bytes * byte_scale) units, so fractional bytes keep their timing.
+#pragma once
+
+#include "platforms/topology.hpp"
+
+#include <simgrid/s4u.hpp>
+#include <vector>
+
+namespace ddlsim::platforms {
+
+struct EmittedPlatform {
+  std::vector<simgrid::s4u::Host*> hosts;  // workers by rank, then servers by index
+  std::vector<simgrid::s4u::Link*> links;  // one per graph edge, in edge order
+};
+
+/// Must be called after the Engine exists and its network model is configured.
+EmittedPlatform emit_platform(const Topology& topology, double byte_scale);
+
+}  // namespace ddlsim::platforms
