@@ -51,8 +51,9 @@ Profile parse_profile(const json& value, const std::string& path) {
   p.io_s = r.time_s("io_s", 0);
   const json& layers = r.require("layers");
   const std::string layers_path = r.path_of("layers");
-  if (!layers.is_array() || layers.empty())
-    throw ConfigError(layers_path, fmt::format("expected a non-empty array of layers, got {}", json_type_name(layers)));
+  if (!layers.is_array())
+    throw ConfigError(layers_path, fmt::format("expected an array of layers, got {}", json_type_name(layers)));
+  if (layers.empty()) throw ConfigError(layers_path, "expected at least one layer, got an empty array");
   for (std::size_t i = 0; i < layers.size(); ++i) {
     ObjectReader lr(layers[i], fmt::format("{}/{}", layers_path, i));
     Layer l;
