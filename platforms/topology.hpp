@@ -76,6 +76,10 @@ Vertex add_node(Topology& topo, std::string name, NodeKind kind, int index = -1)
 Edge add_link(Topology& topo, Vertex a, Vertex b, const LinkSpec& link, std::string name = {});
 /// Adds worker and server vertices (in that order) for request; returns them all in slot order.
 std::vector<Vertex> add_hosts(Topology& topo, const BuildRequest& request);
+/// workers + parameter_servers.
+[[nodiscard]] int host_count(const BuildRequest& request);
+/// "17 hosts (16 workers + 1 parameter server)", for error messages.
+[[nodiscard]] std::string describe_hosts(const BuildRequest& request);
 
 // ---- graph facts (no engine) ----
 [[nodiscard]] bool is_connected(const Graph& g);

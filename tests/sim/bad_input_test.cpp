@@ -172,3 +172,15 @@ TEST_CASE("engine flags pass through, version prints") {
   auto bad = ddlsim::test::ddlsim("frobnicate");
   CHECK(bad.exit_code == 2);
 }
+
+TEST_CASE("platform writes Graphviz and describes the graph") {
+  TempDir tmp;
+  auto r = ddlsim::test::ddlsim(fmt::format("platform {}/scenarios/fat_tree_k4.json --dot {}", DDLSIM_SOURCE_DIR,
+                                            tmp.file("ft.dot")));
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.rfind("topology fat_tree: 16 workers, 0 parameter servers, 36 nodes, 48 links, host diameter 6 hops\n",
+                    0) == 0);
+  const std::string dot = ddlsim::test::slurp(tmp.path() / "ft.dot");
+  CHECK(dot.rfind("graph \"fat_tree\" {", 0) == 0);
+  CHECK(dot.find("\"worker-15\" [shape=box];") != std::string::npos);
+}

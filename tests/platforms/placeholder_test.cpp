@@ -1,2 +1,0 @@
-#include <doctest/doctest.h>
-TEST_CASE("placeholder") { CHECK(true); }
