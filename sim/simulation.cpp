@@ -1,6 +1,8 @@
 #include "sim/simulation.hpp"
 
 #include "platforms/s4u_emitter.hpp"
+#include "sim/engine.hpp"
+#include "sim/schedule_executor.hpp"
 
 #include <boost/graph/graph_traits.hpp>
 #include <cmath>
@@ -10,7 +12,6 @@
 #include <queue>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
-#include <xbt/log.h>
 
 XBT_LOG_NEW_DEFAULT_CATEGORY(ddlsim, "ddlsim simulation");
 
@@ -26,67 +27,16 @@ struct Context {
   models::CollectiveGroup group;
   models::AlphaBeta ab;
   platforms::EmittedPlatform platform;
+  std::unique_ptr<ScheduleExecutor> executor;
   sg4::BarrierPtr barrier;
-  std::map<std::pair<int, int>, sg4::Mailbox*> mailboxes;
-  std::map<std::pair<int, int>, double> latencies;
   std::vector<std::deque<double>> server_jobs;  // bytes of each collective a server must serve
   std::vector<sg4::SemaphorePtr> server_ready;
   SimulationResult result;
-
-  sg4::Mailbox* mailbox(int src, int dst) {
-    auto& mb = mailboxes[{src, dst}];
-    if (mb == nullptr) mb = sg4::Mailbox::by_name(fmt::format("{}>{}", src, dst));
-    return mb;
-  }
-  double latency(int src, int dst) {
-    auto it = latencies.find({src, dst});
-    if (it != latencies.end()) return it->second;
-    std::vector<sg4::Link*> links;
-    double lat = 0;
-    platform.hosts[static_cast<std::size_t>(src)]->route_to(platform.hosts[static_cast<std::size_t>(dst)], links, &lat);
-    latencies[{src, dst}] = lat;
-    return lat;
-  }
 };
 
-int payload_token = 0;  // mailboxes refuse null payloads
-
-/// Executes one rank's part of a collective: a step posts every op and waits for all.
-void run_schedule(Context& ctx, int rank, const std::vector<models::RankStep>& steps, double& bytes_sent,
-                  std::int64_t& messages_sent) {
-  std::vector<sg4::CommPtr> comms;
-  std::vector<void*> inbox;
-  for (const auto& step : steps) {
-    comms.clear();
-    inbox.assign(step.ops.size(), nullptr);
-    double step_latency = 0;
-    for (std::size_t i = 0; i < step.ops.size(); ++i) {
-      const auto& op = step.ops[i];
-      const auto units = static_cast<std::uint64_t>(std::llround(op.bytes * BYTE_SCALE));
-      if (op.kind == models::RankOp::Kind::SEND) {
-        comms.push_back(ctx.mailbox(rank, op.peer)->put_async(&payload_token, units));
-        bytes_sent += op.bytes;
-        ++messages_sent;
-      } else {
-        comms.push_back(ctx.mailbox(op.peer, rank)->get_async(&inbox[i]));
-      }
-      if (step.latency_steps > 1) step_latency = std::max(step_latency, ctx.latency(rank, op.peer));
-    }
-    sg4::Comm::wait_all(comms);
-    // A pipelined phase stands for latency_steps messages: pay the extra latencies.
-    if (step.latency_steps > 1) sg4::this_actor::sleep_for((step.latency_steps - 1) * step_latency);
-  }
-}
-
-double schedule_send_bytes(const std::vector<models::RankStep>& steps, std::int64_t& messages) {
-  double bytes = 0;
-  for (const auto& step : steps)
-    for (const auto& op : step.ops)
-      if (op.kind == models::RankOp::Kind::SEND) {
-        bytes += op.bytes;
-        messages += step.latency_steps;
-      }
-  return bytes;
+void add_traffic(const TrafficCounters& c, double& bytes, std::int64_t& messages) {
+  bytes += c.bytes_sent;
+  messages += c.messages_sent;
 }
 
 class SimRuntime final : public models::Runtime {
@@ -115,12 +65,14 @@ class SimRuntime final : public models::Runtime {
       }
     if (ctx_.scenario->network.fidelity == Fidelity::ANALYTIC) {
       ctx_.barrier->wait();
-      rec.bytes_sent += schedule_send_bytes(coll.rank_phases(rank_, ctx_.group, bytes), rec.messages_sent);
+      add_traffic(schedule_traffic(coll.rank_phases(rank_, ctx_.group, bytes)), rec.bytes_sent, rec.messages_sent);
       sg4::this_actor::sleep_for(coll.analytic_time_s(ctx_.group, bytes, ctx_.ab));
     } else {
       const bool stepwise = ctx_.scenario->network.granularity == Granularity::STEPWISE;
       auto steps = stepwise ? coll.rank_schedule(rank_, ctx_.group, bytes) : coll.rank_phases(rank_, ctx_.group, bytes);
-      run_schedule(ctx_, rank_, steps, rec.bytes_sent, rec.messages_sent);
+      TrafficCounters traffic;
+      ctx_.executor->run(rank_, steps, traffic);
+      add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
     }
     current().communication_s += now() - t0;
   }
@@ -148,36 +100,14 @@ void server_loop(Context& ctx, int server) {
     ctx.server_ready[s]->acquire();
     const double bytes = ctx.server_jobs[s].front();
     ctx.server_jobs[s].pop_front();
+    TrafficCounters traffic;
     if (analytic) {
-      ctx.result.bytes_sent_by_servers +=
-          schedule_send_bytes(coll.rank_phases(rank, ctx.group, bytes), ctx.result.messages_sent_by_servers);
-      continue;
+      traffic = schedule_traffic(coll.rank_phases(rank, ctx.group, bytes));
+    } else {
+      auto steps = stepwise ? coll.rank_schedule(rank, ctx.group, bytes) : coll.rank_phases(rank, ctx.group, bytes);
+      ctx.executor->run(rank, steps, traffic);
     }
-    auto steps = stepwise ? coll.rank_schedule(rank, ctx.group, bytes) : coll.rank_phases(rank, ctx.group, bytes);
-    run_schedule(ctx, rank, steps, ctx.result.bytes_sent_by_servers, ctx.result.messages_sent_by_servers);
-  }
-}
-
-void configure_network(sg4::Engine& engine, const NetworkSpec& net) {
-  switch (net.model) {
-    case NetworkModel::IDEAL:
-      engine.set_config("network/model:CM02");
-      engine.set_config("network/crosstraffic:0");
-      engine.set_config("network/TCP-gamma:0");
-      break;
-    case NetworkModel::CALIBRATED:
-      engine.set_config("network/model:CM02");
-      engine.set_config("network/crosstraffic:0");
-      engine.set_config("network/TCP-gamma:0");
-      engine.set_config(fmt::format("network/latency-factor:{}", net.latency_factor));
-      engine.set_config(fmt::format("network/bandwidth-factor:{}", net.bandwidth_factor));
-      break;
-    case NetworkModel::TCP:
-      engine.set_config("network/model:LV08");
-      // Window and weight are in bytes: rescale them to payload units.
-      engine.set_config(fmt::format("network/TCP-gamma:{}", 4194304.0 * BYTE_SCALE));
-      engine.set_config(fmt::format("network/weight-S:{}", 20537.0 * BYTE_SCALE));
-      break;
+    add_traffic(traffic, ctx.result.bytes_sent_by_servers, ctx.result.messages_sent_by_servers);
   }
 }
 
@@ -214,27 +144,18 @@ models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topo) {
 }
 
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args) {
-  xbt_log_control_set("root.thres:warning");
-  std::vector<std::string> args{"ddlsim"};
-  args.insert(args.end(), engine_args.begin(), engine_args.end());
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  int argc = static_cast<int>(argv.size());
-  sg4::Engine engine(&argc, argv.data());
-  configure_network(engine, scenario.network);
+  EngineSession session(engine_args, scenario.network);
 
   Context ctx;
   ctx.scenario = &scenario;
   ctx.group = models::CollectiveGroup{scenario.platform.workers, scenario.platform.parameter_servers};
   ctx.ab = analytic_alpha_beta(scenario.platform.graph);
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE);
+  ctx.executor = std::make_unique<ScheduleExecutor>(ctx.platform.hosts);
   ctx.barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   ctx.result.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
   ctx.result.alpha_s = ctx.ab.alpha_s;
   ctx.result.beta_s_per_byte = ctx.ab.beta_s_per_byte;
-
-  bool deadlock = false;
-  sg4::Engine::on_deadlock_cb([&deadlock]() { deadlock = true; });
 
   models::TrainingPlan plan{&scenario.workload.profile, scenario.workload.iterations};
   for (int r = 0; r < scenario.platform.workers; ++r)
@@ -250,8 +171,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
       sg4::Actor::create(fmt::format("ps-{}", s), host, [&ctx, s]() { server_loop(ctx, s); })->daemonize();
     }
   }
-  engine.run();
-  if (deadlock) throw std::runtime_error("the simulation deadlocked (a collective's sends and receives do not match)");
+  session.engine().run();
+  if (session.deadlocked()) throw std::runtime_error("the simulation deadlocked (a collective's sends and receives do not match)");
   ctx.result.makespan_s = sg4::Engine::get_clock();
   return std::move(ctx.result);
 }

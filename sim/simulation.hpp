@@ -13,11 +13,6 @@
 
 namespace ddlsim::sim {
 
-/// Payload units per byte: SimGrid payloads are integers, so a transfer of b
-/// bytes is sent as round(b * BYTE_SCALE) units over links whose bandwidth is
-/// multiplied by BYTE_SCALE. Timing error from rounding is below 1/1024 byte.
-inline constexpr double BYTE_SCALE = 1024.0;
-
 struct IterationRecord {
   double start_s = 0;
   double end_s = 0;
