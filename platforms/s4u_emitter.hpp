@@ -1,8 +1,9 @@
 // ddlsim: turns a TopologyGraph into a SimGrid 3.32 platform.
 //
 // The one file that changes when SimGrid's platform API changes (3.32's
-// create_*_zone versus 4.x's add_netzone_*). One Dijkstra zone (with route
-// cache) holds every host and switch; every graph edge becomes a split-duplex
+// create_*_zone versus 4.x's add_netzone_*). A graph that is one switch with
+// every host on it becomes a StarZone (O(1) routes); any other graph becomes
+// one Dijkstra zone (with route cache) holding every host and switch; every graph edge becomes a split-duplex
 // link (independent directions, as a full-duplex NIC or cable) and a one-hop
 // route; SimGrid then routes along shortest paths in hops. Bandwidths are
 // multiplied by `byte_scale` because payload sizes are integers: sim/ sends

@@ -8,6 +8,8 @@
 #include "models/compressor.hpp"
 #include "models/sync_model.hpp"
 #include "platforms/topology.hpp"
+#include "models/units.hpp"
+#include "sim/collective_compare.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
 
@@ -66,6 +68,25 @@ int run_cli(int argc, char** argv) {
   platform->add_option("--set", overrides, "override a field before validation: PATH=VALUE")->take_all();
   platform->add_option("--dot", dot_file, "write the topology as Graphviz DOT to this file");
 
+  auto* coll = app.add_subcommand("collectives", "compare every collective algorithm for one N, M, bandwidth, latency");
+  int c_workers = 8, c_servers = 1;
+  std::string c_bytes = "100MiB", c_bandwidth = "25Gbps", c_latency = "1us", c_topology = "star", c_fidelity = "flow",
+              c_granularity = "stepwise", c_model = "ideal", c_params = "{}";
+  std::vector<std::string> c_algorithms;
+  bool c_csv = false;
+  coll->add_option("--workers,-n", c_workers, "number of ranks N")->capture_default_str();
+  coll->add_option("--bytes,-m", c_bytes, "message size M per rank, e.g. 100MiB")->capture_default_str();
+  coll->add_option("--bandwidth,-b", c_bandwidth, "link bandwidth, e.g. 25Gbps")->capture_default_str();
+  coll->add_option("--latency,-l", c_latency, "link latency, e.g. 1us")->capture_default_str();
+  coll->add_option("--topology,-t", c_topology, "topology builder name")->capture_default_str();
+  coll->add_option("--topology-params", c_params, "topology parameters as JSON, e.g. '{\"k\": 4}'")->capture_default_str();
+  coll->add_option("--servers", c_servers, "parameter servers on the platform (for ps)")->capture_default_str();
+  coll->add_option("--fidelity", c_fidelity, "analytic (closed forms) or flow (also simulate)")->capture_default_str();
+  coll->add_option("--granularity", c_granularity, "stepwise or pipelined (flow fidelity)")->capture_default_str();
+  coll->add_option("--model", c_model, "network model: ideal or tcp")->capture_default_str();
+  coll->add_option("--algorithms", c_algorithms, "only these algorithms (default: all)")->delimiter(',');
+  coll->add_flag("--csv", c_csv, "print CSV instead of a table");
+
   try {
     app.parse(static_cast<int>(ours.size()), ours.data());
   } catch (const CLI::ParseError& e) {
@@ -78,6 +99,48 @@ int run_cli(int argc, char** argv) {
     list_registry<ddlsim::models::SyncModel>("sync models");
     list_registry<ddlsim::models::Collective>("collectives");
     list_registry<ddlsim::models::Compressor>("compressors");
+    return 0;
+  }
+
+  if (coll->parsed()) {
+    ddlsim::sim::CompareRequest req;
+    if (c_workers < 1) throw ddlsim::ConfigError("--workers", fmt::format("expected an integer >= 1, got {}", c_workers));
+    if (c_servers < 0) throw ddlsim::ConfigError("--servers", fmt::format("expected an integer >= 0, got {}", c_servers));
+    req.workers = c_workers;
+    req.servers = c_servers;
+    req.bytes = ddlsim::units::bytes(ddlsim::json(c_bytes), "--bytes");
+    req.link.bandwidth_Bps = ddlsim::units::bandwidth_Bps(ddlsim::json(c_bandwidth), "--bandwidth");
+    if (!(req.link.bandwidth_Bps > 0))
+      throw ddlsim::ConfigError("--bandwidth", fmt::format("bandwidth must be positive, got \"{}\"", c_bandwidth));
+    req.link.latency_s = ddlsim::units::time_s(ddlsim::json(c_latency), "--latency");
+    if (req.link.latency_s < 0)
+      throw ddlsim::ConfigError("--latency", fmt::format("time must not be negative, got \"{}\"", c_latency));
+    req.topology = c_topology;
+    try {
+      req.topology_params = ddlsim::json::parse(c_params);
+    } catch (const ddlsim::json::parse_error& e) {
+      throw ddlsim::ConfigError("--topology-params", fmt::format("malformed JSON: {}", e.what()));
+    }
+    const ddlsim::json flag_values{{"fidelity", c_fidelity}, {"granularity", c_granularity}, {"model", c_model}};
+    ddlsim::ObjectReader flags(flag_values, "");
+    auto check = [&flags](const std::string& key, const std::vector<std::string>& choices) {
+      try {
+        return flags.choice(key, choices, "");
+      } catch (const ddlsim::ConfigError& e) {
+        throw ddlsim::ConfigError("--" + key, std::string(e.what()).substr(e.path().size() + 2));
+      }
+    };
+    req.simulate = check("fidelity", {"analytic", "flow"}) == "flow";
+    req.network.granularity =
+        check("granularity", {"stepwise", "pipelined"}) == "stepwise" ? ddlsim::sim::Granularity::STEPWISE
+                                                                      : ddlsim::sim::Granularity::PIPELINED;
+    req.network.model = check("model", {"ideal", "tcp"}) == "ideal" ? ddlsim::sim::NetworkModel::IDEAL
+                                                                      : ddlsim::sim::NetworkModel::TCP;
+    for (const auto& a : c_algorithms)
+      ddlsim::models::CollectiveRegistry::instance().check_name(a, "--algorithms", "collective");
+    req.algorithms = c_algorithms;
+    const auto rows = ddlsim::sim::compare_collectives(req, engine_args);
+    fmt::print("{}", ddlsim::sim::format_compare(req, rows, c_csv));
     return 0;
   }
 

@@ -12,18 +12,18 @@ int payload_token = 0;  // mailboxes refuse null payloads
 }
 
 sg4::Mailbox* ScheduleExecutor::mailbox(int src, int dst) {
-  auto& mb = mailboxes_[{src, dst}];
+  auto& mb = mailboxes_[key(src, dst)];
   if (mb == nullptr) mb = sg4::Mailbox::by_name(fmt::format("{}>{}", src, dst));
   return mb;
 }
 
 double ScheduleExecutor::latency(int src, int dst) {
-  auto it = latencies_.find({src, dst});
+  auto it = latencies_.find(key(src, dst));
   if (it != latencies_.end()) return it->second;
   std::vector<sg4::Link*> links;
   double lat = 0;
   hosts_.at(static_cast<std::size_t>(src))->route_to(hosts_.at(static_cast<std::size_t>(dst)), links, &lat);
-  latencies_[{src, dst}] = lat;
+  latencies_[key(src, dst)] = lat;
   return lat;
 }
 

@@ -11,7 +11,7 @@
 #include "platforms/s4u_emitter.hpp"
 
 #include <cstdint>
-#include <map>
+#include <unordered_map>
 #include <simgrid/s4u.hpp>
 #include <utility>
 #include <vector>
@@ -43,8 +43,11 @@ class ScheduleExecutor {
   simgrid::s4u::Mailbox* mailbox(int src, int dst);
 
   std::vector<simgrid::s4u::Host*> hosts_;
-  std::map<std::pair<int, int>, simgrid::s4u::Mailbox*> mailboxes_;
-  std::map<std::pair<int, int>, double> latencies_;
+  static std::uint64_t key(int src, int dst) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) | static_cast<std::uint32_t>(dst);
+  }
+  std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
+  std::unordered_map<std::uint64_t, double> latencies_;
 };
 
 /// Bytes and messages a schedule sends (used by analytic fidelity, which runs no messages).

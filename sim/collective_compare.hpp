@@ -1,0 +1,49 @@
+// ddlsim: the "what-if" comparison of collective algorithms (`ddlsim collectives`).
+//
+// For one (N, M, alpha, beta, topology) point, every registered algorithm's
+// closed form and, at flow fidelity, its simulated time: all algorithms run
+// one after another in a single SimGrid engine, separated by barriers of every
+// rank, so each is timed alone on an otherwise idle network.
+#pragma once
+
+#include "models/collective.hpp"
+#include "sim/scenario.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ddlsim::sim {
+
+struct CompareRequest {
+  int workers = 8;
+  int servers = 1;  // parameter servers placed on the platform (used by ps)
+  double bytes = 1 << 20;
+  platforms::LinkSpec link{25e9 / 8, 1e-6};
+  std::string topology = "star";
+  json topology_params = json::object();
+  bool simulate = true;  // false: closed forms only (analytic fidelity)
+  NetworkSpec network;   // model and granularity for the simulation
+  std::vector<std::string> algorithms;  // empty: every registered algorithm
+};
+
+struct CompareRow {
+  std::string algorithm;
+  std::string operation;
+  std::string resolved;      // for "auto": the algorithm it picked
+  double analytic_s = 0;
+  double simulated_s = -1;   // < 0 when not simulated
+  double algbw_GBps = 0;     // M / t, t simulated when available
+  double busbw_GBps = 0;     // algbw * bus factor (nccl-tests)
+  bool fastest = false;      // fastest of its operation
+};
+
+/// The nccl-tests bus-bandwidth factor: 2(N-1)/N for all-reduce, (N-1)/N for
+/// all-gather and reduce-scatter, 1 for broadcast.
+double bus_factor(const std::string& operation, int n);
+
+std::vector<CompareRow> compare_collectives(const CompareRequest& request, const std::vector<std::string>& engine_args);
+
+/// Text table (or CSV) of the rows.
+std::string format_compare(const CompareRequest& request, const std::vector<CompareRow>& rows, bool csv);
+
+}  // namespace ddlsim::sim
