@@ -66,11 +66,26 @@ class Collective {
   /// Every step of rank `rank` (stepwise granularity).
   [[nodiscard]] virtual std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
                                                             double bytes) const = 0;
+  /// For meta-algorithms such as "auto": the algorithm actually used for this
+  /// call; empty for an ordinary algorithm.
+  [[nodiscard]] virtual std::string resolved_name(const CollectiveGroup&, double, const AlphaBeta&) const { return {}; }
   /// Pipelined granularity: consecutive steps with the same (kind, peer) pattern
   /// merged into one step carrying their bytes and latency_steps. Algorithms may
   /// override this with a direct O(1)-per-phase construction.
   [[nodiscard]] virtual std::vector<RankStep> rank_phases(int rank, const CollectiveGroup& group,
                                                           double bytes) const;
+  /// The algorithm that runs for this call: plain algorithms return themselves; a
+  /// meta-collective ("auto") returns the one it picks by the closed forms for this
+  /// group, size and network. sim/ runs resolve(...).rank_schedule(...).
+  [[nodiscard]] virtual const Collective& resolve(const CollectiveGroup& /*group*/, double /*bytes*/,
+                                                  const AlphaBeta& /*ab*/) const {
+    return *this;
+  }
+  /// Registered name of the algorithm resolve() picks, for the output; empty when it is this one.
+  [[nodiscard]] virtual std::string resolved_name(const CollectiveGroup& /*group*/, double /*bytes*/,
+                                                  const AlphaBeta& /*ab*/) const {
+    return {};
+  }
 };
 
 /// Merges consecutive steps with identical (kind, peer) op lists (the default rank_phases).

@@ -64,14 +64,15 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
     const bool stepwise = req.network.granularity == Granularity::STEPWISE;
     for (int r = 0; r < ranks; ++r) {
       sg4::Actor::create(fmt::format("rank-{}", r), platform.hosts[static_cast<std::size_t>(r)], [&, r]() {
-        TrafficCounters traffic;
         for (std::size_t i = 0; i < algorithms.size(); ++i) {
           const auto& algo = *algorithms[i];
+          TrafficCounters traffic;
           barrier->wait();
           const double t0 = sg4::Engine::get_clock();
           if (r < group.workers || algo.uses_servers())
             executor.run(r, stepwise ? algo.rank_schedule(r, group, req.bytes) : algo.rank_phases(r, group, req.bytes),
                          traffic);
+          rows[i].flows += traffic.flows;
           barrier->wait();
           if (r == 0) rows[i].simulated_s = sg4::Engine::get_clock() - t0;
         }
@@ -99,11 +100,11 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
 std::string format_compare(const CompareRequest& req, const std::vector<CompareRow>& rows, bool csv) {
   std::string out;
   if (csv) {
-    out += "algorithm,operation,resolved,analytic_time_s,simulated_time_s,algbw_GBps,busbw_GBps,fastest\n";
+    out += "algorithm,operation,resolved,analytic_time_s,simulated_time_s,algbw_GBps,busbw_GBps,fastest,flows\n";
     for (const auto& r : rows)
-      out += fmt::format("{},{},{},{:.9g},{},{:.6g},{:.6g},{}\n", r.algorithm, r.operation, r.resolved, r.analytic_s,
+      out += fmt::format("{},{},{},{:.9g},{},{:.6g},{:.6g},{},{}\n", r.algorithm, r.operation, r.resolved, r.analytic_s,
                          r.simulated_s >= 0 ? fmt::format("{:.9g}", r.simulated_s) : std::string(), r.algbw_GBps,
-                         r.busbw_GBps, r.fastest ? 1 : 0);
+                         r.busbw_GBps, r.fastest ? 1 : 0, r.flows);
     return out;
   }
   out += fmt::format("{} workers{}, {} per rank, {} topology, links {} / {}, {}\n", req.workers,

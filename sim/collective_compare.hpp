@@ -35,6 +35,7 @@ struct CompareRow {
   double algbw_GBps = 0;     // M / t, t simulated when available
   double busbw_GBps = 0;     // algbw * bus factor (nccl-tests)
   bool fastest = false;      // fastest of its operation
+  std::int64_t flows = 0;    // SimGrid communications simulated (0 at analytic fidelity)
 };
 
 /// The nccl-tests bus-bandwidth factor: 2(N-1)/N for all-reduce, (N-1)/N for

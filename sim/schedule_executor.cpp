@@ -41,6 +41,7 @@ void ScheduleExecutor::run(int rank, const std::vector<models::RankStep>& steps,
         comms.push_back(mailbox(rank, op.peer)->put_async(&payload_token, units));
         counters.bytes_sent += op.bytes;
         counters.messages_sent += step.latency_steps;
+        ++counters.flows;
       } else {
         comms.push_back(mailbox(op.peer, rank)->get_async(&inbox[i]));
       }

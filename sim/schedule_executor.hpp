@@ -25,7 +25,8 @@ inline constexpr double BYTE_SCALE = 1024.0;
 
 struct TrafficCounters {
   double bytes_sent = 0;
-  std::int64_t messages_sent = 0;
+  std::int64_t messages_sent = 0;  // algorithm messages (a pipelined phase counts as its steps)
+  std::int64_t flows = 0;          // SimGrid communications actually simulated
 };
 
 class ScheduleExecutor {

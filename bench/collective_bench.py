@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Benchmark: simulating a ring all-reduce of 1 GB at N = 64 .. 4096 ranks.
+
+Runs `ddlsim collectives --algorithms ring` once per (N, granularity) in its own
+process and prints one row each: wall time, SimGrid flows simulated, flows per
+wall second, and peak resident memory (from the child's rusage). Timing goals
+(docs/performance.md): pipelined N=4096 under 2 s, stepwise N=1024 under 10 s.
+
+usage: bench/collective_bench.py [--ddlsim build/ddlsim] [--sizes 64,256,1024,4096]
+                                 [--max-stepwise 4096] [--repeat 3]
+"""
+import argparse
+import csv
+import io
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+
+def run_once(ddlsim, n, granularity):
+    cmd = [ddlsim, "collectives", "--csv", "-n", str(n), "-m", "1GB", "-b", "25Gbps", "-l", "1us",
+           "--servers", "0", "--algorithms", "ring", "--granularity", granularity]
+    start = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+        out = os.open("/tmp/ddlsim-bench-%d.csv" % os.getpid(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(out, 1)
+        os.execv(ddlsim, cmd)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.perf_counter() - start
+    path = "/tmp/ddlsim-bench-%d.csv" % pid
+    with open(path) as f:
+        text = f.read()
+    os.unlink(path)
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit("ddlsim failed: " + " ".join(cmd))
+    row = next(csv.DictReader(io.StringIO(text)))
+    return wall, int(row["flows"]), float(row["simulated_time_s"]), usage.ru_maxrss / 1024.0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ddlsim", default="build/ddlsim")
+    ap.add_argument("--sizes", default="64,256,1024,4096")
+    ap.add_argument("--max-stepwise", type=int, default=4096, help="largest N run stepwise")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per point; the median wall time is shown")
+    args = ap.parse_args()
+    print("ring all-reduce, 1 GB per rank, star, 25 Gbps / 1 us links, ideal network model")
+    print(f"{'N':>6} {'granularity':>11} {'wall_s':>9} {'flows':>11} {'flows_per_s':>12} {'peak_rss_MiB':>13} "
+          f"{'simulated_s':>12}")
+    for n in [int(x) for x in args.sizes.split(",")]:
+        for granularity in ("pipelined", "stepwise"):
+            if granularity == "stepwise" and n > args.max_stepwise:
+                print(f"{n:>6} {granularity:>11} {'skipped (--max-stepwise)':>48}")
+                continue
+            runs = [run_once(args.ddlsim, n, granularity) for _ in range(args.repeat if n <= 1024 else 1)]
+            wall = statistics.median(r[0] for r in runs)
+            flows, sim, rss = runs[0][1], runs[0][2], max(r[3] for r in runs)
+            print(f"{n:>6} {granularity:>11} {wall:>9.3f} {flows:>11} {flows / wall:>12.0f} {rss:>13.1f} "
+                  f"{sim:>12.6f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
