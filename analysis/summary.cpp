@@ -12,14 +12,15 @@
 namespace ddlsim::analysis {
 namespace {
 
-double quantile(std::vector<double> v, double q) {
+template <class T>
+double quantile(std::vector<T> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   // Linear interpolation between closest ranks (numpy's default).
   const double pos = q * static_cast<double>(v.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const auto hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  return static_cast<double>(v[lo]) + static_cast<double>(v[hi] - v[lo]) * (pos - static_cast<double>(lo));
 }
 
 void write_file_atomically(const std::filesystem::path& file, const std::string& content) {
@@ -34,6 +35,55 @@ void write_file_atomically(const std::filesystem::path& file, const std::string&
   std::filesystem::rename(tmp, file);
 }
 
+std::string iterations_csv(const sim::SimulationResult& result) {
+  std::string out = "worker,iteration,start_s,end_s,duration_s,compute_s,exposed_comm_s,comm_busy_s,straggler_wait_s\n";
+  for (std::size_t w = 0; w < result.workers.size(); ++w) {
+    const auto& its = result.workers[w].iterations;
+    for (std::size_t i = 0; i < its.size(); ++i) {
+      const auto& r = its[i];
+      out += fmt::format("{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f}\n", w, i, r.start_s, r.end_s,
+                         r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s, r.straggler_wait_s);
+    }
+  }
+  return out;
+}
+
+std::string links_csv(const sim::SimulationResult& result) {
+  std::string out = "link,bandwidth_Bps,bytes,utilization\n";
+  for (const auto& l : result.links)
+    out += fmt::format("{},{:.6g},{:.6f},{:.6f}\n", l.name, l.bandwidth_Bps, l.bytes, l.utilization);
+  return out;
+}
+
+/// Chrome trace format ("Trace Event Format"): complete events in microseconds,
+/// one process per worker (threads: compute, communication) and per server.
+std::string timeline_json(const sim::Scenario& sc, const sim::SimulationResult& result) {
+  nlohmann::json events = nlohmann::json::array();
+  const int shown = std::min(sc.output.timeline_workers, sc.platform.workers);
+  auto meta = [&events](int pid, int tid, const char* what, const std::string& name) {
+    events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", what}, {"args", {{"name", name}}}});
+  };
+  for (int w = 0; w < shown; ++w) {
+    meta(w, 0, "process_name", fmt::format("worker {}", w));
+    meta(w, 0, "thread_name", "compute");
+    meta(w, 1, "thread_name", "communication");
+  }
+  if (sc.training.sync_model->uses_servers())
+    for (int s = 0; s < sc.platform.parameter_servers; ++s) {
+      meta(sc.platform.workers + s, 0, "process_name", fmt::format("parameter server {}", s));
+      meta(sc.platform.workers + s, 0, "thread_name", "update");
+    }
+  for (const auto& e : result.timeline)
+    events.push_back({{"ph", "X"},
+                      {"pid", e.pid},
+                      {"tid", e.tid},
+                      {"name", e.name},
+                      {"cat", e.category},
+                      {"ts", e.start_s * 1e6},
+                      {"dur", e.duration_s * 1e6}});
+  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
+}
+
 }  // namespace
 
 Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& result) {
@@ -41,14 +91,21 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   s.workers = scenario.platform.workers;
   s.iterations = scenario.workload.iterations;
   std::vector<double> durations;
-  double compute = 0, comm = 0, bytes = result.bytes_sent_by_servers;
+  double compute = 0, exposed = 0, busy = 0, wait = 0, bytes = result.bytes_sent_by_servers;
   double messages = static_cast<double>(result.messages_sent_by_servers);
+  const double batch = static_cast<double>(scenario.workload.batch_size);
+  double per_worker_rate = 0;  // sum over workers of iterations per second
   for (const auto& w : result.workers) {
+    double total = 0;
     for (const auto& it : w.iterations) {
       durations.push_back(it.end_s - it.start_s);
+      total += it.end_s - it.start_s;
       compute += it.compute_s;
-      comm += it.communication_s;
+      exposed += it.exposed_comm_s;
+      busy += it.comm_busy_s;
+      wait += it.straggler_wait_s;
     }
+    if (total > 0) per_worker_rate += static_cast<double>(w.iterations.size()) / total;
     bytes += w.bytes_sent;
     messages += static_cast<double>(w.messages_sent);
   }
@@ -59,17 +116,32 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   s.iteration_time_median_s = quantile(durations, 0.5);
   s.iteration_time_p95_s = quantile(durations, 0.95);
   s.compute_time_s = count > 0 ? compute / count : 0;
-  s.communication_time_s = count > 0 ? comm / count : 0;
-  const double batch = static_cast<double>(scenario.workload.batch_size);
-  s.throughput_samples_per_s = s.iteration_time_s > 0 ? s.workers * batch / s.iteration_time_s : 0;
+  s.exposed_comm_time_s = count > 0 ? exposed / count : 0;
+  s.comm_time_s = count > 0 ? busy / count : 0;
+  s.overlap_fraction = busy > 0 ? std::clamp(1.0 - exposed / busy, 0.0, 1.0) : 0.0;
+  s.straggler_wait_s = count > 0 ? wait / count : 0;
+  if (scenario.training.sync_model->synchronous()) {
+    s.updates_per_s = s.iteration_time_s > 0 ? 1.0 / s.iteration_time_s : 0;
+    s.throughput_samples_per_s = s.updates_per_s * s.workers * batch;
+  } else {
+    s.updates_per_s = per_worker_rate;
+    s.throughput_samples_per_s = per_worker_rate * batch;
+  }
   s.single_worker_iteration_time_s = scenario.workload.profile.iteration_compute_s();
-  s.speedup = s.single_worker_iteration_time_s > 0 && s.iteration_time_s > 0
-                  ? s.throughput_samples_per_s / (batch / s.single_worker_iteration_time_s)
-                  : 0;
+  s.speedup = s.single_worker_iteration_time_s > 0 ? s.throughput_samples_per_s / (batch / s.single_worker_iteration_time_s)
+                                                   : 0;
   s.scaling_efficiency = s.speedup / s.workers;
   s.comm_bytes_per_iteration = bytes / s.iterations;
   s.messages_per_iteration = messages / s.iterations;
   s.makespan_s = result.makespan_s;
+  s.staleness_count = result.staleness.size();
+  if (!result.staleness.empty()) {
+    double sum = 0;
+    for (auto v : result.staleness) sum += static_cast<double>(v);
+    s.staleness_mean = sum / static_cast<double>(result.staleness.size());
+    s.staleness_p95 = quantile(result.staleness, 0.95);
+    s.staleness_max = static_cast<double>(*std::max_element(result.staleness.begin(), result.staleness.end()));
+  }
   return s;
 }
 
@@ -90,12 +162,19 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
       sc.network.fidelity == sim::Fidelity::ANALYTIC ? "closed_form" : sim::to_string(sc.network.granularity);
   j["iterations"] = s.iterations;
   j["batch_size_per_worker"] = sc.workload.batch_size;
+  j["buckets_per_iteration"] = result.buckets;
+  j["bucket_bytes"] = sc.training.bucketing.bucket_bytes;
+  j["overlap"] = sc.training.bucketing.overlap;
   j["iteration_time_s"] = s.iteration_time_s;
   j["iteration_time_median_s"] = s.iteration_time_median_s;
   j["iteration_time_p95_s"] = s.iteration_time_p95_s;
   j["compute_time_per_iteration_s"] = s.compute_time_s;
-  j["exposed_comm_time_per_iteration_s"] = s.communication_time_s;
+  j["exposed_comm_time_per_iteration_s"] = s.exposed_comm_time_s;
+  j["comm_time_per_iteration_s"] = s.comm_time_s;
+  j["overlap_fraction"] = s.overlap_fraction;
+  j["straggler_wait_per_iteration_s"] = s.straggler_wait_s;
   j["throughput_samples_per_s"] = s.throughput_samples_per_s;
+  j["updates_per_s"] = s.updates_per_s;
   j["single_worker_iteration_time_s"] = s.single_worker_iteration_time_s;
   j["speedup"] = s.speedup;
   j["scaling_efficiency"] = s.scaling_efficiency;
@@ -105,15 +184,24 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["makespan_s"] = s.makespan_s;
   j["analytic_alpha_s"] = result.alpha_s;
   j["analytic_beta_s_per_byte"] = result.beta_s_per_byte;
+  if (s.staleness_count > 0)
+    j["staleness"] = {{"count", s.staleness_count}, {"mean", s.staleness_mean}, {"p95", s.staleness_p95},
+                      {"max", s.staleness_max}};
   return j;
 }
 
-void write_outputs(const std::string& dir, const nlohmann::json& summary_json) {
-  std::filesystem::create_directories(dir);
-  write_file_atomically(std::filesystem::path(dir) / "summary.json", summary_json.dump(2) + "\n");
+void write_outputs(const std::string& dir, const sim::Scenario& sc, const sim::SimulationResult& result,
+                   const Summary& summary) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  const fs::path d(dir);
+  write_file_atomically(d / "iterations.csv", iterations_csv(result));
+  write_file_atomically(d / "links.csv", links_csv(result));
+  if (sc.output.timeline) write_file_atomically(d / "timeline.json", timeline_json(sc, result));
+  write_file_atomically(d / "summary.json", to_json(sc, result, summary).dump(2) + "\n");
 }
 
-std::string format_table(const sim::Scenario& sc, const sim::SimulationResult&, const Summary& s) {
+std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& result, const Summary& s) {
   std::string out;
   out += fmt::format("scenario {}: {} workers, {} topology, {} + {}, {} fidelity ({}), network model {}\n", sc.name,
                      s.workers, sc.platform.topology, sc.training.sync.name, sc.training.collective.name,
@@ -121,16 +209,23 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult&, 
                      sc.network.fidelity == sim::Fidelity::ANALYTIC ? "closed form"
                                                                     : sim::to_string(sc.network.granularity),
                      sim::to_string(sc.network.model));
-  auto row = [&out](const std::string& k, const std::string& v) { out += fmt::format("  {:<28} {}\n", k, v); };
-  row("iteration_time_s", fmt::format("{:.6g}", s.iteration_time_s));
+  auto row = [&out](const std::string& k, const std::string& v) { out += fmt::format("  {:<32} {}\n", k, v); };
+  row("iteration_time_s (mean)", fmt::format("{:.6g}  (median {:.6g}, p95 {:.6g})", s.iteration_time_s,
+                                             s.iteration_time_median_s, s.iteration_time_p95_s));
   row("  compute_s", fmt::format("{:.6g}", s.compute_time_s));
-  row("  exposed_comm_s", fmt::format("{:.6g}", s.communication_time_s));
+  row("  exposed_comm_s", fmt::format("{:.6g}  (of {:.6g} s communication, overlap {:.1f}%)", s.exposed_comm_time_s,
+                                      s.comm_time_s, 100 * s.overlap_fraction));
+  row("  straggler_wait_s", fmt::format("{:.6g}", s.straggler_wait_s));
   row("throughput_samples_per_s", fmt::format("{:.6g}", s.throughput_samples_per_s));
+  row("updates_per_s", fmt::format("{:.6g}", s.updates_per_s));
   row("speedup", fmt::format("{:.4g} (of {} workers)", s.speedup, s.workers));
   row("scaling_efficiency", fmt::format("{:.4g}", s.scaling_efficiency));
-  row("comm_bytes_per_iteration", fmt::format("{:.6g} ({})", s.comm_bytes_per_iteration,
-                                               units::format_bytes(s.comm_bytes_per_iteration)));
+  row("comm_bytes_per_iteration", fmt::format("{:.6g} ({}, {} buckets)", s.comm_bytes_per_iteration,
+                                               units::format_bytes(s.comm_bytes_per_iteration), result.buckets));
   row("messages_per_iteration", fmt::format("{:.6g}", s.messages_per_iteration));
+  if (s.staleness_count > 0)
+    row("staleness (updates)", fmt::format("mean {:.3g}, p95 {:.3g}, max {:.0f}", s.staleness_mean, s.staleness_p95,
+                                           s.staleness_max));
   return out;
 }
 

@@ -8,8 +8,27 @@ std::string to_string(Phase phase) {
     case Phase::FORWARD: return "forward";
     case Phase::BACKWARD: return "backward";
     case Phase::OPTIMIZER: return "optimizer";
+    case Phase::UPDATE: return "update";
   }
   return "?";
+}
+
+void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer) {
+  const Profile& p = *plan.profile;
+  if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");
+  for (const auto& layer : p.layers) rt.compute(layer.forward_s, Phase::FORWARD, layer.name);
+  std::size_t next = 0;
+  for (std::size_t k = p.layers.size(); k-- > 0;) {
+    rt.compute(p.layers[k].backward_s, Phase::BACKWARD, p.layers[k].name);
+    if (plan.overlap && next < plan.buckets.size() && plan.buckets[next].last_layer == k) {
+      rt.submit(CommRequest{kind, static_cast<int>(next), plan.buckets[next].bytes});
+      ++next;
+    }
+  }
+  for (; next < plan.buckets.size(); ++next)
+    rt.submit(CommRequest{kind, static_cast<int>(next), plan.buckets[next].bytes});
+  rt.wait_comm();
+  if (optimizer && p.optimizer_s > 0) rt.compute(p.optimizer_s, Phase::OPTIMIZER, "optimizer");
 }
 
 }  // namespace ddlsim::models

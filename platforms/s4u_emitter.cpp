@@ -38,6 +38,7 @@ EmittedPlatform emit_star(const Topology& topology, double byte_scale) {
                           ->seal();
     out.links.push_back(link);
     auto host = g[boost::source(e, g)].kind == NodeKind::SWITCH ? boost::target(e, g) : boost::source(e, g);
+    out.up.emplace_back(host, host == boost::source(e, g) ? boost::target(e, g) : boost::source(e, g));
     zone->add_route(host_of[host]->get_netpoint(), nullptr, nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
   }
@@ -72,6 +73,7 @@ EmittedPlatform emit_platform(const Topology& topology, double byte_scale) {
                           ->set_latency(edge.latency_s)
                           ->seal();
     out.links.push_back(link);
+    out.up.emplace_back(boost::source(e, g), boost::target(e, g));
     zone->add_route(points[boost::source(e, g)], points[boost::target(e, g)], nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
   }

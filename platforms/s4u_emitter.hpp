@@ -20,6 +20,7 @@ namespace ddlsim::platforms {
 struct EmittedPlatform {
   std::vector<simgrid::s4u::Host*> hosts;  // workers by rank, then servers by index
   std::vector<simgrid::s4u::Link*> links;  // one per graph edge, in edge order
+  std::vector<std::pair<Vertex, Vertex>> up;  // per link: the (from, to) of its UP direction
 };
 
 /// Must be called after the Engine exists and its network model is configured.

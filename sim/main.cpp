@@ -171,10 +171,11 @@ int run_cli(int argc, char** argv) {
   const std::string dir = out_dir.empty() ? scenario.output.dir : out_dir;
   const auto result = ddlsim::sim::simulate(scenario, engine_args);
   const auto summary = ddlsim::analysis::summarize(scenario, result);
-  ddlsim::analysis::write_outputs(dir, ddlsim::analysis::to_json(scenario, result, summary));
+  ddlsim::analysis::write_outputs(dir, scenario, result, summary);
   if (!quiet) {
     fmt::print("{}", ddlsim::analysis::format_table(scenario, result, summary));
-    fmt::print("wrote {}/summary.json\n", dir);
+    fmt::print("wrote {}/summary.json, iterations.csv, links.csv{}\n", dir,
+               scenario.output.timeline ? ", timeline.json" : "");
   }
   return 0;
 }

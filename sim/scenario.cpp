@@ -1,6 +1,10 @@
 #include "sim/scenario.hpp"
 
+#include "models/units.hpp"
+
+#include <boost/graph/graph_traits.hpp>
 #include <filesystem>
+#include <set>
 #include <fmt/format.h>
 #include <fstream>
 #include <limits>
@@ -39,6 +43,93 @@ platforms::LinkSpec read_link(ObjectReader& parent) {
   spec.bandwidth_Bps = link.bandwidth_Bps("bandwidth", 25e9 / 8);
   spec.latency_s = link.time_s("latency", 1e-6);
   link.finish();
+  return spec;
+}
+
+std::vector<std::pair<double, double>> read_series(const json& value, const std::string& path, bool bandwidth) {
+  if (!value.is_array() || value.empty())
+    throw ConfigError(path, fmt::format("expected a non-empty array of [t_s, value] pairs, got {}", json_type_name(value)));
+  std::vector<std::pair<double, double>> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    const std::string p = fmt::format("{}/{}", path, i);
+    const json& pair = value[i];
+    if (!pair.is_array() || pair.size() != 2)
+      throw ConfigError(p, fmt::format("expected a [t_s, value] pair, got {}", pair.dump()));
+    const double t = checked_number(pair[0], p + "/0", 0, std::numeric_limits<double>::max());
+    if (!out.empty() && t <= out.back().first)
+      throw ConfigError(p + "/0", fmt::format("times must increase, got {} after {}", t, out.back().first));
+    double v = 0;
+    if (bandwidth) {
+      v = units::bandwidth_Bps(pair[1], p + "/1");
+      if (!(v > 0)) throw ConfigError(p + "/1", fmt::format("bandwidth must be positive, got {}", pair[1].dump()));
+    } else {
+      v = units::time_s(pair[1], p + "/1");
+      if (v < 0) throw ConfigError(p + "/1", fmt::format("time must not be negative, got {}", pair[1].dump()));
+    }
+    out.emplace_back(t, v);
+  }
+  return out;
+}
+
+std::vector<LinkTrace> read_link_traces(const json& value, const std::string& path, const platforms::Topology& topo) {
+  if (!value.is_array()) throw ConfigError(path, fmt::format("expected an array, got {}", json_type_name(value)));
+  std::set<std::string> names;
+  for (auto e : boost::make_iterator_range(boost::edges(topo.graph))) names.insert(topo.graph[e].name);
+  std::vector<LinkTrace> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    ObjectReader r(value[i], fmt::format("{}/{}", path, i));
+    LinkTrace trace;
+    if (const json* links = r.find("links")) {
+      if (!links->is_array()) throw ConfigError(r.path_of("links"), fmt::format("expected an array of link names, got {}", json_type_name(*links)));
+      for (std::size_t k = 0; k < links->size(); ++k) {
+        const std::string p = fmt::format("{}/{}", r.path_of("links"), k);
+        if (!(*links)[k].is_string()) throw ConfigError(p, fmt::format("expected a link name, got {}", json_type_name((*links)[k])));
+        const auto name = (*links)[k].get<std::string>();
+        if (names.count(name) == 0)
+          throw ConfigError(p, fmt::format("unknown link \"{}\"; `ddlsim platform SCENARIO --dot FILE` shows every link name", name));
+        trace.links.push_back(name);
+      }
+    }
+    if (const json* bw = r.find("bandwidth")) trace.bandwidth_Bps = read_series(*bw, r.path_of("bandwidth"), true);
+    if (const json* lat = r.find("latency")) trace.latency_s = read_series(*lat, r.path_of("latency"), false);
+    trace.period_s = r.has("period") ? r.time_s("period", -1) : -1;
+    if (trace.bandwidth_Bps.empty() && trace.latency_s.empty())
+      throw ConfigError(r.path(), "a link trace needs \"bandwidth\" or \"latency\"");
+    r.finish();
+    out.push_back(std::move(trace));
+  }
+  return out;
+}
+
+StragglerSpec read_stragglers(ObjectReader& r, int workers) {
+  StragglerSpec spec;
+  if (const json* f = r.find("speed_factors")) {
+    if (!f->is_array() || static_cast<int>(f->size()) != workers)
+      throw ConfigError(r.path_of("speed_factors"),
+                        fmt::format("expected an array of {} compute-time factors (one per worker), got {}", workers,
+                                    f->is_array() ? fmt::format("{} values", f->size()) : json_type_name(*f)));
+    for (std::size_t i = 0; i < f->size(); ++i)
+      spec.speed_factors.push_back(checked_number((*f)[i], fmt::format("{}/{}", r.path_of("speed_factors"), i), 1e-6, 1e6));
+  }
+  if (const json* slow = r.find("slow")) {
+    if (!slow->is_array()) throw ConfigError(r.path_of("slow"), fmt::format("expected an array, got {}", json_type_name(*slow)));
+    if (spec.speed_factors.empty()) spec.speed_factors.assign(static_cast<std::size_t>(workers), 1.0);
+    for (std::size_t i = 0; i < slow->size(); ++i) {
+      ObjectReader e((*slow)[i], fmt::format("{}/{}", r.path_of("slow"), i));
+      const auto rank = e.required_integer("rank", 0, workers - 1);
+      const double factor = e.number("factor", 2.0, 1e-6, 1e6);
+      e.finish();
+      spec.speed_factors[static_cast<std::size_t>(rank)] *= factor;
+    }
+  }
+  const std::string dist = r.choice("distribution", {"none", "normal", "lognormal", "exponential"}, "none");
+  spec.distribution = dist == "none"        ? NoiseDistribution::NONE
+                      : dist == "normal"    ? NoiseDistribution::NORMAL
+                      : dist == "lognormal" ? NoiseDistribution::LOGNORMAL
+                                            : NoiseDistribution::EXPONENTIAL;
+  spec.sigma = r.number("sigma", 0.0, 0.0, 100.0);
+  if (spec.distribution == NoiseDistribution::NONE && r.raw().contains("sigma"))
+    throw ConfigError(r.path_of("sigma"), "only valid with a noise \"distribution\" (normal, lognormal, exponential)");
   return spec;
 }
 
@@ -182,6 +273,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     s.network.granularity =
         n.choice("collective_granularity", {"stepwise", "pipelined"}, "stepwise") == "stepwise" ? Granularity::STEPWISE
                                                                                                 : Granularity::PIPELINED;
+    if (const json* traces = n.find("link_traces")) s.network.link_traces = read_link_traces(*traces, n.path_of("link_traces"), s.platform.graph);
     if (s.network.model == NetworkModel::CALIBRATED) {
       s.network.latency_factor = n.number("latency_factor", 1.0, 1e-9, 1e9);
       s.network.bandwidth_factor = n.number("bandwidth_factor", 1.0, 1e-9, 1e9);
@@ -218,6 +310,17 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     s.training.sync = read_plugin(t, "sync", "bsp");
     s.training.collective = read_plugin(t, "collective", "ring");
     s.training.compressor = read_plugin(t, "compressor", "none");
+    {
+      ObjectReader b = t.object("bucketing");
+      s.training.bucketing.bucket_bytes = b.bytes("bucket_bytes", 25e6);
+      s.training.bucketing.overlap = b.boolean("overlap", true);
+      b.finish();
+    }
+    {
+      ObjectReader st = t.object("stragglers");
+      s.training.stragglers = read_stragglers(st, s.platform.workers);
+      st.finish();
+    }
     t.finish();
     s.training.sync_model = create_plugin<models::SyncModel>(s.training.sync, "/training/sync", "sync model");
     s.training.collective_algorithm =
@@ -225,6 +328,10 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     s.training.compressor_model =
         create_plugin<models::Compressor>(s.training.compressor, "/training/compressor", "compressor");
     const auto& coll = *s.training.collective_algorithm;
+    if (s.training.sync_model->uses_servers() && s.platform.parameter_servers < 1)
+      throw ConfigError("/platform/parameter_servers",
+                        fmt::format("sync model \"{}\" with these params needs at least 1 parameter server, got 0",
+                                    s.training.sync.name));
     if (coll.operation() != "allreduce")
       throw ConfigError("/training/collective/name",
                         fmt::format("\"{}\" is a {} algorithm; gradient aggregation needs an all-reduce",
@@ -238,6 +345,9 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     ObjectReader o = root.object("output");
     s.output.dir = o.string("dir", "out/" + s.name);
     if (s.output.dir.empty()) throw ConfigError("/output/dir", "expected a non-empty directory name");
+    s.output.timeline = o.boolean("timeline", true);
+    s.output.timeline_workers = static_cast<int>(o.integer("timeline_workers", 8, 0, MAX_WORKERS));
+    s.output.timeline_iterations = static_cast<int>(o.integer("timeline_iterations", 3, 0, 1'000'000));
     o.finish();
   }
   root.finish();

@@ -14,7 +14,11 @@
 #include "models/sync_model.hpp"
 #include "platforms/topology.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <random>
+#include <utility>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,12 +40,21 @@ struct PlatformSpec {
   platforms::Topology graph;  // built and checked at load time
 };
 
+/// A time-varying bandwidth and/or latency applied to links (SimGrid profiles).
+struct LinkTrace {
+  std::vector<std::string> links;                           // edge names; empty = every link
+  std::vector<std::pair<double, double>> bandwidth_Bps;     // (t_s, bandwidth)
+  std::vector<std::pair<double, double>> latency_s;         // (t_s, latency)
+  double period_s = -1;                                     // repeat period; -1 = no repeat
+};
+
 struct NetworkSpec {
   Fidelity fidelity = Fidelity::FLOW;
   NetworkModel model = NetworkModel::IDEAL;
   Granularity granularity = Granularity::STEPWISE;
   double latency_factor = 1.0;    // calibrated model only
   double bandwidth_factor = 1.0;  // calibrated model only
+  std::vector<LinkTrace> link_traces;
 };
 
 struct WorkloadSpec {
@@ -56,10 +69,28 @@ struct Plugin {
   json params = json::object();
 };
 
+struct BucketingSpec {
+  double bucket_bytes = 25e6;  // 0: one bucket per layer
+  bool overlap = true;
+};
+
+enum class NoiseDistribution { NONE, NORMAL, LOGNORMAL, EXPONENTIAL };
+
+struct StragglerSpec {
+  std::vector<double> speed_factors;  // per rank compute-time multiplier (size = workers)
+  NoiseDistribution distribution = NoiseDistribution::NONE;
+  double sigma = 0;
+  /// The compute-time multiplier of `rank` for one iteration, drawn from `rng`.
+  template <class Rng>
+  double factor(int rank, Rng& rng) const;
+};
+
 struct TrainingSpec {
   Plugin sync{"bsp"};
   Plugin collective{"ring"};
   Plugin compressor{"none"};
+  BucketingSpec bucketing;
+  StragglerSpec stragglers;
   std::shared_ptr<const models::SyncModel> sync_model;
   std::shared_ptr<const models::Collective> collective_algorithm;
   std::shared_ptr<const models::Compressor> compressor_model;
@@ -67,6 +98,9 @@ struct TrainingSpec {
 
 struct OutputSpec {
   std::string dir;  // default "out/<name>"
+  bool timeline = true;
+  int timeline_workers = 8;     // ranks 0..k-1 appear in timeline.json
+  int timeline_iterations = 3;  // iterations 0..k-1 appear in timeline.json
 };
 
 struct Scenario {
@@ -80,6 +114,22 @@ struct Scenario {
   OutputSpec output;
   json document;  // the scenario as given, after --set overrides
 };
+
+template <class Rng>
+double StragglerSpec::factor(int rank, Rng& rng) const {
+  double f = speed_factors.empty() ? 1.0 : speed_factors[static_cast<std::size_t>(rank)];
+  switch (distribution) {
+    case NoiseDistribution::NONE: break;
+    case NoiseDistribution::NORMAL: f *= std::max(0.0, 1.0 + sigma * std::normal_distribution<double>(0, 1)(rng)); break;
+    case NoiseDistribution::LOGNORMAL:
+      f *= std::exp(sigma * std::normal_distribution<double>(0, 1)(rng) - sigma * sigma / 2);
+      break;
+    case NoiseDistribution::EXPONENTIAL:
+      if (sigma > 0) f *= 1.0 + std::exponential_distribution<double>(1.0 / sigma)(rng);
+      break;
+  }
+  return f;
+}
 
 /// Reads a scenario file as JSON. Malformed JSON -> ConfigError("", "<file>: malformed JSON at line L, column C: ...").
 json read_json_file(const std::string& file);

@@ -1,8 +1,10 @@
 // ddlsim: one simulation run on SimGrid (one engine per process).
 //
 // Builds the engine with the scenario's network model, emits the platform,
-// starts one actor per worker running the sync model's worker loop against
-// SimRuntime (sim/simulation.cpp), and collects per-worker records.
+// starts per worker a compute actor running the sync model's worker loop
+// (trace replay) and a communication-stream actor executing its submitted
+// communications in order, plus one actor per parameter server when the sync
+// model uses servers; collects typed records for analysis/.
 #pragma once
 
 #include "sim/scenario.hpp"
@@ -16,8 +18,11 @@ namespace ddlsim::sim {
 struct IterationRecord {
   double start_s = 0;
   double end_s = 0;
-  double compute_s = 0;        // time in compute()
-  double communication_s = 0;  // time blocked in collectives (exposed communication)
+  double compute_s = 0;          // compute time (after straggler factors)
+  double exposed_comm_s = 0;     // time blocked waiting for the communication stream
+  double comm_busy_s = 0;        // time the communication stream spent on this iteration's requests
+  double straggler_wait_s = 0;   // time this worker's collectives waited for the last peer to arrive
+  std::vector<double> arrivals;  // per bucket: when the communication stream started it (internal)
 };
 
 struct WorkerRecord {
@@ -26,13 +31,34 @@ struct WorkerRecord {
   std::int64_t messages_sent = 0;
 };
 
+/// One timeline event (Chrome trace "complete" event).
+struct TraceEvent {
+  int pid = 0;          // worker rank, or workers + server index
+  int tid = 0;          // 0 compute, 1 communication
+  std::string name;
+  std::string category; // io, forward, backward, optimizer, update, allreduce, push_pull
+  double start_s = 0;
+  double duration_s = 0;
+};
+
+struct LinkRecord {
+  std::string name;
+  double bandwidth_Bps = 0;  // nominal, per direction
+  double bytes = 0;          // carried during the run
+  double utilization = 0;    // bytes / (bandwidth * makespan)
+};
+
 struct SimulationResult {
   std::vector<WorkerRecord> workers;
   double bytes_sent_by_servers = 0;
   std::int64_t messages_sent_by_servers = 0;
+  std::vector<std::int64_t> staleness;  // one entry per applied gradient shard (asynchronous models)
+  std::vector<TraceEvent> timeline;
+  std::vector<LinkRecord> links;
   double makespan_s = 0;
-  double alpha_s = 0;           // the alpha the analytic mode used
-  double beta_s_per_byte = 0;   // the beta the analytic mode used
+  double alpha_s = 0;          // the alpha the analytic mode used
+  double beta_s_per_byte = 0;  // the beta the analytic mode used
+  int buckets = 0;
 };
 
 /// Runs the scenario. `engine_args` are SimGrid flags (--cfg=..., --log=...).

@@ -1,48 +1,71 @@
-// Bulk-synchronous parallel (BSP) data-parallel SGD with all-reduce.
+// Bulk-synchronous parallel (BSP) data-parallel SGD.
 //
-// Every worker runs I/O, the forward pass layer by layer, the backward pass in
-// reverse, then all-reduces the full gradient (sum of every layer's gradient
-// bytes) with the scenario's collective, then applies the optimizer step:
+// Worker loop: trace replay of one iteration (I/O, forward, backward with
+// wait-free backprop), each gradient bucket aggregated as soon as it fills,
+// overlapping the rest of backward, then the optimizer step (seed 001: data-
+// parallel training, aggregation and overlap; seed 002: t_step = t_compute +
+// t_sync + t_IO). Without overlap:
 //
-//     t_iter = t_io + t_fwd + t_bwd + T_collective(N, M) + t_opt
+//     t_iter = t_io + t_fwd + t_bwd + sum over buckets of T_aggregate(bucket) + t_opt
 //
-// (seed 001, lecture on data-parallel training; seed 002: t_step = t_compute +
-// t_sync + t_IO). Overlap of communication with backward (wait-free backprop,
-// bucketing) belongs to the trace-replay engine and is not modelled here yet:
-// this is the no-overlap baseline.
+// params.aggregation:
+//   "allreduce" (default): each bucket is all-reduced with the scenario's
+//       collective (ring, tree, auto, ...).
+//   "parameter_server": each bucket is pushed in S equal shards to the S
+//       parameter servers; a server applies the update once all N workers'
+//       pushes of that bucket have arrived (its share of the profile's
+//       optimizer_s: optimizer_s * bucket_bytes / total_bytes / S), then every
+//       worker pulls the shard back. Workers run no optimizer step of their own.
 #include "models/sync_model.hpp"
+
+#include <map>
+#include <vector>
 
 namespace ddlsim::models {
 namespace {
 
 class Bsp final : public SyncModel {
  public:
-  explicit Bsp(std::string aggregation) : aggregation_(std::move(aggregation)) {}
+  explicit Bsp(bool parameter_server) : parameter_server_(parameter_server) {}
 
   void run_worker(Runtime& rt, const TrainingPlan& plan) const override {
-    const Profile& p = *plan.profile;
-    const double grad_bytes = p.grad_bytes();
+    const auto kind = parameter_server_ ? CommRequest::Kind::PUSH_PULL : CommRequest::Kind::ALLREDUCE;
     for (int it = 0; it < plan.iterations; ++it) {
       rt.iteration_begin(it);
-      if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");
-      for (const auto& layer : p.layers) rt.compute(layer.forward_s, Phase::FORWARD, layer.name);
-      for (auto layer = p.layers.rbegin(); layer != p.layers.rend(); ++layer)
-        rt.compute(layer->backward_s, Phase::BACKWARD, layer->name);
-      rt.allreduce(grad_bytes, "gradients");
-      if (p.optimizer_s > 0) rt.compute(p.optimizer_s, Phase::OPTIMIZER, "optimizer");
+      replay_iteration(rt, plan, kind, !parameter_server_);
       rt.iteration_end(it);
     }
   }
 
+  [[nodiscard]] bool uses_servers() const override { return parameter_server_; }
+
+  void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {
+    const double total = plan.profile->grad_bytes();
+    std::map<int, std::vector<Push>> pending;  // bucket -> pushes received
+    std::int64_t version = 0;
+    while (true) {
+      Push push = srv.receive_push();
+      auto& got = pending[push.bucket];
+      got.push_back(push);
+      if (static_cast<int>(got.size()) < srv.workers()) continue;
+      const double share = total > 0 ? plan.buckets[static_cast<std::size_t>(push.bucket)].bytes / total : 0;
+      srv.compute(plan.profile->optimizer_s * share / srv.servers(), "update");
+      ++version;
+      for (const auto& p : got) srv.send_pull(p.worker, p.bucket, p.bytes, version);
+      pending.erase(push.bucket);
+    }
+  }
+
  private:
-  std::string aggregation_;
+  bool parameter_server_;
 };
 
 }  // namespace
 }  // namespace ddlsim::models
 
 DDLSIM_REGISTER(ddlsim::models::SyncModel, "bsp",
-                "bulk-synchronous SGD: compute, all-reduce every gradient, step (no overlap yet)",
+                "bulk-synchronous SGD: replay, bucketed all-reduce or sharded parameter server, overlapped with backward",
                 [](ddlsim::ObjectReader& params) {
-                  return std::make_unique<ddlsim::models::Bsp>(params.choice("aggregation", {"allreduce"}, "allreduce"));
+                  return std::make_unique<ddlsim::models::Bsp>(
+                      params.choice("aggregation", {"allreduce", "parameter_server"}, "allreduce") == "parameter_server");
                 })

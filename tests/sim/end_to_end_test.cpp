@@ -31,7 +31,10 @@ json scenario(int workers, const std::string& fidelity, const std::string& granu
           {"optimizer_s", OPT_S}, {"io_s", IO_S}}},
         {"batch_size", 16},
         {"iterations", 3}}},
-      {"training", {{"sync", {{"name", "bsp"}}}, {"collective", {{"name", "ring"}}}}}};
+      {"training",
+       {{"sync", {{"name", "bsp"}}},
+        {"collective", {{"name", "ring"}}},
+        {"bucketing", {{"bucket_bytes", "1TB"}, {"overlap", false}}}}}};
 }
 
 json run(const TempDir& tmp, int workers, const std::string& fidelity, const std::string& granularity) {
