@@ -76,15 +76,11 @@ class Collective {
                                                           double bytes) const;
   /// The algorithm that runs for this call: plain algorithms return themselves; a
   /// meta-collective ("auto") returns the one it picks by the closed forms for this
-  /// group, size and network. sim/ runs resolve(...).rank_schedule(...).
+  /// group, size and network (the one resolved_name() names). Its own rank_schedule()
+  /// has no network to pick with; running resolve(...).rank_schedule(...) uses this one.
   [[nodiscard]] virtual const Collective& resolve(const CollectiveGroup& /*group*/, double /*bytes*/,
                                                   const AlphaBeta& /*ab*/) const {
     return *this;
-  }
-  /// Registered name of the algorithm resolve() picks, for the output; empty when it is this one.
-  [[nodiscard]] virtual std::string resolved_name(const CollectiveGroup& /*group*/, double /*bytes*/,
-                                                  const AlphaBeta& /*ab*/) const {
-    return {};
   }
 };
 

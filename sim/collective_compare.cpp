@@ -65,7 +65,7 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
     for (int r = 0; r < ranks; ++r) {
       sg4::Actor::create(fmt::format("rank-{}", r), platform.hosts[static_cast<std::size_t>(r)], [&, r]() {
         for (std::size_t i = 0; i < algorithms.size(); ++i) {
-          const auto& algo = *algorithms[i];
+          const auto& algo = algorithms[i]->resolve(group, req.bytes, ab);
           TrafficCounters traffic;
           barrier->wait();
           const double t0 = sg4::Engine::get_clock();

@@ -1,0 +1,98 @@
+// Hierarchical all-reduce: intra-node reduce to the node leader, ring
+// all-reduce among the leaders, intra-node broadcast.
+//
+// G = "gpus_per_node". Node j holds ranks jG .. min((j+1)G, N) - 1 (the last
+// node may be partial); its leader is rank jG. L = ceil(N/G) nodes, g =
+// min(G, N) ranks in the largest node.
+//   1. reduce: every non-leader sends its M bytes to its leader in one step;
+//      the leader receives all of them at once (flat, as over NVLink/PCIe).
+//   2. ring all-reduce among the L leaders: 2(L-1) steps, leader j sends M/L
+//      to leader j+1 and receives M/L from leader j-1 (mod L).
+//   3. broadcast: every leader sends the M bytes to each of its members at once.
+//
+// Closed form on the single-star reference platform. Phase 1: a leader's
+// downlink carries g_j - 1 flows of M, done at alpha + (g_j - 1) M beta; the
+// largest node is last. Phase 2: every leader step is one send and one receive
+// (no shared NIC direction), and a leader's step k ends at max over leaders
+// within ring distance k of their entry time, + k (alpha + M beta / L); as
+// 2(L-1) >= L/2 every leader leaves the ring at max(entry) + 2(L-1)(alpha +
+// M beta / L). Phase 3 starts for all nodes together; the largest is last:
+//
+//     T_hier(N, M, G) = 2 [g >= 2] (alpha + (g-1) M beta)
+//                     + 2 [L >= 2] (L-1) (alpha + M beta / L)      (T = 0 for N = 1)
+//
+// Sources: Tyagi & Swany 2023; hierarchical all-reduce as in Horovod
+// (HOROVOD_HIERARCHICAL_ALLREDUCE) and Jia et al., "Highly scalable deep
+// learning training system with mixed-precision" (2018).
+#include "models/collective.hpp"
+#include "models/collectives/schedule_util.hpp"
+
+#include <algorithm>
+
+namespace ddlsim::models {
+namespace {
+
+using detail::recv_from;
+using detail::send_to;
+
+class HierarchicalAllreduce final : public Collective {
+ public:
+  explicit HierarchicalAllreduce(int gpus_per_node) : gpus_per_node_(gpus_per_node) {}
+
+  [[nodiscard]] std::string operation() const override { return "allreduce"; }
+
+  [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
+    const int n = group.workers;
+    if (n <= 1) return 0.0;
+    const double g = std::min(gpus_per_node_, n);
+    const double nodes = (n + gpus_per_node_ - 1) / gpus_per_node_;
+    double t = 0.0;
+    if (g >= 2) t += 2 * (ab.alpha_s + (g - 1) * bytes * ab.beta_s_per_byte);
+    if (nodes >= 2) t += 2 * (nodes - 1) * (ab.alpha_s + bytes / nodes * ab.beta_s_per_byte);
+    return t;
+  }
+
+  [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
+                                                    double bytes) const override {
+    const int n = group.workers;
+    if (n <= 1 || rank < 0 || rank >= n) return {};
+    const int per_node = gpus_per_node_;
+    const int node = rank / per_node;
+    const int leader = node * per_node;
+    if (rank != leader) return {RankStep{{send_to(leader, bytes)}, 1}, RankStep{{recv_from(leader, bytes)}, 1}};
+    const int end = std::min(leader + per_node, n);
+    const int nodes = (n + per_node - 1) / per_node;
+    std::vector<RankStep> steps;
+    if (end - leader >= 2) {
+      RankStep reduce;
+      for (int q = leader + 1; q < end; ++q) reduce.ops.push_back(recv_from(q, bytes));
+      steps.push_back(reduce);
+    }
+    if (nodes >= 2) {
+      const double chunk = bytes / nodes;
+      const int right = ((node + 1) % nodes) * per_node, left = ((node + nodes - 1) % nodes) * per_node;
+      const RankStep ring{{send_to(right, chunk), recv_from(left, chunk)}, 1};
+      steps.insert(steps.end(), static_cast<std::size_t>(2 * (nodes - 1)), ring);
+    }
+    if (end - leader >= 2) {
+      RankStep broadcast;
+      for (int q = leader + 1; q < end; ++q) broadcast.ops.push_back(send_to(q, bytes));
+      steps.push_back(broadcast);
+    }
+    return steps;
+  }
+
+ private:
+  int gpus_per_node_;
+};
+
+}  // namespace
+}  // namespace ddlsim::models
+
+DDLSIM_REGISTER(ddlsim::models::Collective, "hierarchical",
+                "hierarchical all-reduce: node reduce, ring among L node leaders, node broadcast; "
+                "2(a + (G-1) M b) + 2(L-1)(a + M b / L)",
+                [](ddlsim::ObjectReader& params) {
+                  const auto g = static_cast<int>(params.integer("gpus_per_node", 8, 1, 1 << 20));
+                  return std::make_unique<ddlsim::models::HierarchicalAllreduce>(g);
+                })
