@@ -13,6 +13,10 @@ std::string to_string(Phase phase) {
   return "?";
 }
 
+std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan) {
+  return static_cast<std::int64_t>(srv.workers()) * plan.iterations * static_cast<std::int64_t>(plan.buckets.size());
+}
+
 void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer) {
   const Profile& p = *plan.profile;
   if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");

@@ -92,13 +92,16 @@ class SyncModel {
   virtual void run_worker(Runtime& runtime, const TrainingPlan& plan) const = 0;
   /// True if this model runs parameter servers (run_server is then started on each).
   [[nodiscard]] virtual bool uses_servers() const { return false; }
-  /// The server loop; runs until the simulation ends.
+  /// The server loop; returns after serving every push (see expected_pushes).
   virtual void run_server(ServerRuntime&, const TrainingPlan&) const {}
   /// True if iterations are synchronous across workers (throughput = N * batch / t).
   [[nodiscard]] virtual bool synchronous() const { return true; }
 };
 
 using SyncModelRegistry = Registry<SyncModel>;
+
+/// Pushes one server receives over a run: one per worker, iteration and bucket.
+std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan);
 
 /// Trace replay of one iteration (DESIGN.md section 5): I/O, forward layers in
 /// order, backward layers in reverse; each bucket is submitted as `kind` when

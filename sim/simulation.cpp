@@ -172,12 +172,15 @@ void comm_stream(Context& ctx, int rank) {
         }
       if (ctx.analytic()) {
         ctx.comm_barrier->wait();
-        add_traffic(schedule_traffic(coll.rank_phases(rank, ctx.group, req.bytes)), rec.bytes_sent, rec.messages_sent);
+        add_traffic(schedule_traffic(coll.resolve(ctx.group, req.bytes, ctx.ab).rank_phases(rank, ctx.group, req.bytes)),
+                    rec.bytes_sent, rec.messages_sent);
         sg4::this_actor::sleep_for(coll.analytic_time_s(ctx.group, req.bytes, ctx.ab));
       } else {
+        // "auto" picks its algorithm for this platform's alpha and beta.
+        const auto& algo = coll.resolve(ctx.group, req.bytes, ctx.ab);
         TrafficCounters traffic;
-        ctx.executor->run(rank, ctx.stepwise() ? coll.rank_schedule(rank, ctx.group, req.bytes)
-                                               : coll.rank_phases(rank, ctx.group, req.bytes),
+        ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(rank, ctx.group, req.bytes)
+                                               : algo.rank_phases(rank, ctx.group, req.bytes),
                           traffic);
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       }
@@ -219,9 +222,13 @@ void collective_server(Context& ctx, int server) {
     ctx.collective_ready[s]->acquire();
     const double bytes = ctx.collective_jobs[s].front();
     ctx.collective_jobs[s].pop_front();
+    const auto& algo = coll.resolve(ctx.group, bytes, ctx.ab);
     TrafficCounters traffic;
-    if (ctx.analytic()) traffic = schedule_traffic(coll.rank_phases(rank, ctx.group, bytes));
-    else ctx.executor->run(rank, ctx.stepwise() ? coll.rank_schedule(rank, ctx.group, bytes) : coll.rank_phases(rank, ctx.group, bytes), traffic);
+    if (ctx.analytic()) traffic = schedule_traffic(algo.rank_phases(rank, ctx.group, bytes));
+    else
+      ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(rank, ctx.group, bytes)
+                                             : algo.rank_phases(rank, ctx.group, bytes),
+                        traffic);
     add_traffic(traffic, ctx.result.bytes_sent_by_servers, ctx.result.messages_sent_by_servers);
   }
 }
@@ -401,9 +408,11 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     auto* host = ctx.platform.hosts[static_cast<std::size_t>(scenario.platform.workers + s)];
     if (sync.uses_servers())
       sg4::Actor::create(fmt::format("ps-{}", s), host, [&ctx, &sync, s]() {
+        // A permanent receiver: pushes from every worker flow at once (eagerly), as into a real server's NIC.
+        ctx.push_boxes[static_cast<std::size_t>(s)]->set_receiver(sg4::Actor::self());
         SimServerRuntime runtime(ctx, s);
         sync.run_server(runtime, ctx.plan);
-      })->daemonize();
+      });
     if (scenario.training.collective_algorithm->uses_servers()) {
       ctx.collective_jobs.emplace_back();
       ctx.collective_ready.push_back(sg4::Semaphore::create(0));

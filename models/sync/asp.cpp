@@ -35,7 +35,7 @@ class Asp final : public SyncModel {
   void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {
     const double total = plan.profile->grad_bytes();
     std::map<int, std::int64_t> version;  // bucket -> updates applied to this shard
-    while (true) {
+    for (std::int64_t n = expected_pushes(srv, plan); n > 0; --n) {
       Push push = srv.receive_push();
       const double share = total > 0 ? plan.buckets[static_cast<std::size_t>(push.bucket)].bytes / total : 0;
       srv.compute(plan.profile->optimizer_s * share / srv.servers(), "update");

@@ -43,7 +43,7 @@ class Bsp final : public SyncModel {
     const double total = plan.profile->grad_bytes();
     std::map<int, std::vector<Push>> pending;  // bucket -> pushes received
     std::int64_t version = 0;
-    while (true) {
+    for (std::int64_t n = expected_pushes(srv, plan); n > 0; --n) {
       Push push = srv.receive_push();
       auto& got = pending[push.bucket];
       got.push_back(push);
