@@ -1,0 +1,336 @@
+#!/usr/bin/env python3
+"""Measure a training profile (docs/profiles.md) of a torchvision model on this machine.
+
+Runs forward + backward + optimizer step on a synthetic batch and times every module that owns
+parameters with hooks (time.perf_counter, with torch.cuda.synchronize() on CUDA):
+
+* forward: a forward hook records when each parameter-owning module finishes; a module's
+  forward_s is the time since the previous such event (or since the forward pass started), so
+  non-parametric work (ReLU, pooling, residual adds, functional ops) is charged to the next
+  parametric module, and the time after the last one (head, loss) to the last one. The layers'
+  forward_s therefore add up to the measured forward pass.
+* backward: a hook on every parameter fires when its gradient is computed; a module's
+  backward_s is the time since the previous gradient event (or since backward() started), plus
+  the remainder of backward() for the last one. The layers' backward_s add up to backward().
+* optimizer_s: the optimizer step (--optimizer, default SGD with momentum 0.9).
+* io_s: moving the input batch and labels from host memory to the device (a pinned-memory
+  copy on CUDA; on CPU a plain in-memory copy).
+
+Times are averaged over --iterations after --warmup iterations. Each module with parameters
+is one layer (so a conv and its batch norm are two layers; tools/make_profiles.py folds them),
+named by its module path; parameters and grad_bytes are exact (grad_bytes = gradient element
+size x numel, so 4 B per parameter under autocast, whose parameters stay fp32).
+
+Synchronising in every hook serialises the device and adds overhead, and small per-layer times
+are dominated by launch/hook overhead; treat per-layer numbers on GPU as approximate and check
+the totals against an un-hooked run (printed at the end).
+
+Example:
+  python3 tools/profile_torch.py --model resnet18 --batch-size 2 --iterations 2 --warmup 1 \\
+      --device cpu --output scenarios/profiles/measured/resnet18_cpu.json
+
+Besides torchvision model names, --model mnist_cnn profiles the pytorch/examples MNIST CNN.
+Requires torch and torchvision (e.g. Debian's python3-torch and python3-torchvision).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import socket
+import sys
+import time
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def dumps(profile):
+    """JSON with one layer object per line (same layout as tools/make_profiles.py)."""
+    head = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in profile.items() if k != "layers"]
+    rows = [f"    {json.dumps(l, separators=(', ', ': '))}" for l in profile["layers"]]
+    return "{\n" + ",\n".join(head) + ',\n  "layers": [\n' + ",\n".join(rows) + "\n  ]\n}\n"
+
+
+def build_model(torch, name, num_classes):
+    nn = torch.nn
+    if name == "mnist_cnn":
+        class Net(nn.Module):  # pytorch/examples mnist/main.py
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv2d(1, 32, 3, 1)
+                self.conv2 = nn.Conv2d(32, 64, 3, 1)
+                self.dropout1 = nn.Dropout(0.25)
+                self.dropout2 = nn.Dropout(0.5)
+                self.fc1 = nn.Linear(9216, 128)
+                self.fc2 = nn.Linear(128, 10)
+
+            def forward(self, x):
+                x = torch.relu(self.conv1(x))
+                x = torch.relu(self.conv2(x))
+                x = torch.nn.functional.max_pool2d(x, 2)
+                x = torch.flatten(self.dropout1(x), 1)
+                x = self.dropout2(torch.relu(self.fc1(x)))
+                return torch.nn.functional.log_softmax(self.fc2(x), dim=1)
+
+        return Net(), (1, 28, 28), 10
+    import torchvision
+    models = torchvision.models
+    kwargs = {"num_classes": num_classes}
+    if name in ("inception_v3", "googlenet"):
+        kwargs["init_weights"] = False  # the scipy truncated-normal init is slow and irrelevant here
+        kwargs["aux_logits"] = True
+    ctor = getattr(models, name, None)
+    if ctor is None or not callable(ctor) or name.startswith("_"):
+        available = sorted(n for n in dir(models) if not n.startswith("_") and n.islower()
+                           and callable(getattr(models, n)) and n not in ("get_model", "get_weight",
+                                                                           "list_models", "get_model_weights"))
+        raise SystemExit(f"profile_torch: unknown model {name!r}; torchvision {torchvision.__version__} has: "
+                         + ", ".join(available) + ", and mnist_cnn")
+    model = ctor(**kwargs)
+    size = 299 if name == "inception_v3" else 224
+    return model, (3, size, size), num_classes
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", default="resnet50", help="torchvision model name, or mnist_cnn (default resnet50)")
+    ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--iterations", type=int, default=10, help="timed iterations to average (default 10)")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed iterations first (default 3)")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--dtype", choices=["fp32", "fp16", "bf16"], default="fp32",
+                    help="compute precision; fp16/bf16 use torch.autocast (parameters stay fp32)")
+    ap.add_argument("--input-size", type=int, default=None, help="image height = width (default: the model's)")
+    ap.add_argument("--num-classes", type=int, default=1000)
+    ap.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd",
+                    help="optimizer whose step is timed as optimizer_s (default sgd, momentum 0.9)")
+    ap.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (CPU)")
+    ap.add_argument("--expect-parameters", type=int, default=None,
+                    help="exit non-zero unless the model has exactly this many parameters")
+    ap.add_argument("--output", default=None,
+                    help="profile JSON to write (default scenarios/profiles/measured/<model>_<device>.json)")
+    args = ap.parse_args(argv)
+    if args.batch_size < 1 or args.iterations < 1 or args.warmup < 0:
+        ap.error("--batch-size and --iterations must be >= 1 and --warmup >= 0")
+
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("profile_torch: --device cuda but torch.cuda.is_available() is false")
+    if args.device == "cpu" and args.dtype == "fp16":
+        raise SystemExit("profile_torch: fp16 autocast needs --device cuda (use bf16 on CPU)")
+    device = torch.device(args.device)
+    cuda = args.device == "cuda"
+
+    def sync():
+        if cuda:
+            torch.cuda.synchronize()
+
+    torch.manual_seed(0)
+    model, in_shape, classes = build_model(torch, args.model, args.num_classes)
+    if args.input_size and args.model != "mnist_cnn":
+        in_shape = (in_shape[0], args.input_size, args.input_size)
+    model.to(device).train()
+
+    total_params = sum(p.numel() for p in model.parameters())
+    if args.expect_parameters is not None and total_params != args.expect_parameters:
+        raise SystemExit(f"profile_torch: {args.model} has {total_params:,} parameters, "
+                         f"expected {args.expect_parameters:,}")
+
+    autocast_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.dtype)
+
+    def autocast():
+        if autocast_dtype is None:
+            return torch.autocast(device_type=args.device, enabled=False)
+        return torch.autocast(device_type=args.device, dtype=autocast_dtype)
+
+    if args.optimizer == "sgd":
+        opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    else:
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4)
+    loss_fn = torch.nn.NLLLoss() if args.model == "mnist_cnn" else torch.nn.CrossEntropyLoss()
+
+    # Modules owning parameters directly (in registration order), keyed by module path.
+    owners = [(name or "(root)", m) for name, m in model.named_modules()
+              if any(True for _ in m.parameters(recurse=False))]
+    index = {id(m): i for i, (_, m) in enumerate(owners)}
+    fwd_events, bwd_events = [], []
+    state = {"timing": False}
+
+    def fwd_hook(mod, inputs, output):
+        if state["timing"]:
+            sync()
+            fwd_events.append((time.perf_counter(), index[id(mod)]))
+
+    def grad_hook_for(i):
+        def hook(grad):
+            if state["timing"]:
+                sync()
+                bwd_events.append((time.perf_counter(), i))
+            return None
+        return hook
+
+    handles = []
+    for i, (_, m) in enumerate(owners):
+        handles.append(m.register_forward_hook(fwd_hook))
+        for p in m.parameters(recurse=False):
+            if p.requires_grad:
+                handles.append(p.register_hook(grad_hook_for(i)))
+
+    host_x = torch.randn(args.batch_size, *in_shape)
+    host_y = torch.randint(0, classes, (args.batch_size,))
+    if cuda:
+        host_x, host_y = host_x.pin_memory(), host_y.pin_memory()
+
+    def losses(out):
+        if isinstance(out, torch.Tensor):
+            return loss_fn(out.float(), y)
+        parts = [o for o in out if isinstance(o, torch.Tensor)]  # e.g. InceptionOutputs(logits, aux)
+        total = loss_fn(parts[0].float(), y)
+        for aux in parts[1:]:
+            total = total + 0.4 * loss_fn(aux.float(), y)
+        return total
+
+    n = len(owners)
+    fwd_acc, bwd_acc = [0.0] * n, [0.0] * n
+    first_fwd = [None] * n
+    sums = {"io": 0.0, "fwd": 0.0, "bwd": 0.0, "opt": 0.0}
+
+    def attribute(events, start, end, acc):
+        prev = start
+        for t, i in events:
+            acc[i] += t - prev
+            prev = t
+        if events:
+            acc[events[-1][1]] += end - prev
+
+    for it in range(args.warmup + args.iterations):
+        timed = it >= args.warmup
+        opt.zero_grad(set_to_none=True)
+        fwd_events.clear()
+        bwd_events.clear()
+        sync()
+        t0 = time.perf_counter()
+        if cuda:
+            x = host_x.to(device, non_blocking=True)
+            y = host_y.to(device, non_blocking=True)
+        else:
+            x, y = host_x.clone(), host_y.clone()
+        sync()
+        t1 = time.perf_counter()
+        state["timing"] = timed
+        with autocast():
+            out = model(x)
+            loss = losses(out)
+        sync()
+        t2 = time.perf_counter()
+        loss.backward()
+        sync()
+        t3 = time.perf_counter()
+        state["timing"] = False
+        opt.step()
+        sync()
+        t4 = time.perf_counter()
+        if not timed:
+            continue
+        sums["io"] += t1 - t0
+        sums["fwd"] += t2 - t1
+        sums["bwd"] += t3 - t2
+        sums["opt"] += t4 - t3
+        attribute(fwd_events, t1, t2, fwd_acc)
+        attribute(bwd_events, t2, t3, bwd_acc)
+        for k, (_, i) in enumerate(fwd_events):
+            if first_fwd[i] is None:
+                first_fwd[i] = k
+
+    # Reference: the same iteration without hooks, to show the hooks' overhead.
+    for h in handles:
+        h.remove()
+    plain = 0.0
+    for _ in range(args.iterations):
+        opt.zero_grad(set_to_none=True)
+        sync()
+        t0 = time.perf_counter()
+        with autocast():
+            loss = losses(model(host_x.to(device)))
+        loss.backward()
+        sync()
+        plain += time.perf_counter() - t0
+    plain /= args.iterations
+
+    iters = args.iterations
+    # Layer order: forward execution order; modules that never ran forward hooks (parameters used
+    # functionally by a parent) follow the module registered just before them.
+    order_key = []
+    last = -1.0
+    for i in range(n):
+        key = float(first_fwd[i]) if first_fwd[i] is not None else last + 1e-3
+        order_key.append(key)
+        last = key
+    layers = []
+    for i in sorted(range(n), key=lambda i: order_key[i]):
+        name, m = owners[i]
+        params = list(m.parameters(recurse=False))
+        layers.append({
+            "name": name,
+            "forward_s": float(f"{fwd_acc[i] / iters:.6g}"),
+            "backward_s": float(f"{bwd_acc[i] / iters:.6g}"),
+            "parameters": sum(p.numel() for p in params),
+            "grad_bytes": sum(p.numel() * (p.grad.element_size() if p.grad is not None else p.element_size())
+                              for p in params),
+        })
+
+    if cuda:
+        dev_desc = f"{torch.cuda.get_device_name(device)} (CUDA {torch.version.cuda})"
+    else:
+        dev_desc = f"CPU {cpu_name()}, {torch.get_num_threads()} thread(s)"
+    try:
+        import torchvision
+        tv = f", torchvision {torchvision.__version__}"
+    except ImportError:
+        tv = ""
+    fwd_s, bwd_s = sums["fwd"] / iters, sums["bwd"] / iters
+    prov = (f"measured by tools/profile_torch.py on {socket.gethostname()}: {dev_desc}; torch {torch.__version__}{tv}, "
+            f"Python {platform.python_version()}, {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}; "
+            f"model {args.model}, batch {args.batch_size}, input {'x'.join(map(str, in_shape))}, {args.dtype}"
+            f"{' autocast' if autocast_dtype else ''}, synthetic data, {iters} timed iterations after {args.warmup} "
+            f"warm-up; per-layer times from module forward hooks and parameter gradient hooks (non-parametric "
+            f"ops charged to the next parametric module); optimizer_s = {args.optimizer} step; io_s = "
+            f"{'host-to-device copy of the batch' if cuda else 'in-memory copy of the batch'}; "
+            f"hooked forward+backward {1e3 * (fwd_s + bwd_s):.3f} ms vs {1e3 * plain:.3f} ms without hooks")
+    profile = {
+        "model": args.model,
+        "batch_size": args.batch_size,
+        "device": dev_desc,
+        "dtype": args.dtype,
+        "provenance": prov,
+        "optimizer_s": float(f"{sums['opt'] / iters:.6g}"),
+        "io_s": float(f"{sums['io'] / iters:.6g}"),
+        "layers": layers,
+    }
+    out = args.output or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "profiles",
+                                      "measured", f"{args.model}_{args.device}.json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(dumps(profile))
+    print(f"{args.model}: {total_params:,} parameters in {len(layers)} layers; per iteration: io {1e3 * sums['io'] / iters:.3f} ms, "
+          f"forward {1e3 * fwd_s:.3f} ms, backward {1e3 * bwd_s:.3f} ms, optimizer {1e3 * sums['opt'] / iters:.3f} ms; "
+          f"without hooks forward+backward {1e3 * plain:.3f} ms")
+    print(f"wrote {os.path.normpath(out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
