@@ -33,16 +33,24 @@ struct PsMessage {
 struct QueuedComm {
   models::CommRequest request;
   int iteration = 0;
+  double submit_s = 0;  // simulated time of the submit (the compute actor sleeps lazily)
 };
 
 /// Per-worker state shared by its compute actor and its communication-stream actor.
 struct WorkerState {
   std::deque<QueuedComm> queue;
   sg4::SemaphorePtr queued = sg4::Semaphore::create(0);
-  sg4::SemaphorePtr finished = sg4::Semaphore::create(0);
-  int submitted = 0;
-  int waited = 0;
+  sg4::SemaphorePtr drained = sg4::Semaphore::create(0);  // released once when a waiter waits for the stream
+  int outstanding = 0;                                     // submitted and not finished
+  bool waiting = false;
+  std::vector<QueuedComm> analytic_pending;  // analytic fidelity: all-reduces resolved at wait_comm
   std::map<std::pair<int, int>, std::int64_t> seen_version;  // (server, bucket) -> version last pulled
+};
+
+/// Analytic fidelity: each iteration's per-bucket latest arrival over all workers.
+struct AnalyticRound {
+  std::vector<double> arrival;
+  int readers = 0;
 };
 
 /// Shared state of one simulation. SimGrid runs actors one at a time in one
@@ -59,6 +67,7 @@ struct Context {
   std::vector<std::deque<double>> collective_jobs;   // per server: collectives (bytes) it must serve
   std::vector<sg4::SemaphorePtr> collective_ready;
   std::vector<sg4::Mailbox*> push_boxes;             // per server
+  std::map<int, AnalyticRound> rounds;               // analytic fidelity, by iteration
   SimulationResult result;
 
   [[nodiscard]] bool analytic() const { return scenario->network.fidelity == Fidelity::ANALYTIC; }
@@ -104,10 +113,16 @@ class SimRuntime final : public models::Runtime {
   }
 
   void submit(const models::CommRequest& request) override {
-    flush();
     auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
-    state.queue.push_back(QueuedComm{request, iteration_});
-    ++state.submitted;
+    QueuedComm item{request, iteration_, now()};
+    if (ctx_.analytic() && request.kind == models::CommRequest::Kind::ALLREDUCE) {
+      state.analytic_pending.push_back(item);
+      return;
+    }
+    // No sleep here: the stream sleeps until submit_s itself, so the compute actor
+    // sleeps once per wait_comm instead of once per bucket.
+    state.queue.push_back(item);
+    ++state.outstanding;
     state.queued->release();
   }
 
@@ -115,7 +130,11 @@ class SimRuntime final : public models::Runtime {
     flush();
     auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
     const double t0 = sg4::Engine::get_clock();
-    for (; state.waited < state.submitted; ++state.waited) state.finished->acquire();
+    if (!state.analytic_pending.empty()) resolve_analytic(state);
+    if (state.outstanding > 0) {
+      state.waiting = true;
+      state.drained->acquire();
+    }
     current().exposed_comm_s += sg4::Engine::get_clock() - t0;
   }
 
@@ -139,6 +158,43 @@ class SimRuntime final : public models::Runtime {
     if (debt_ > 0) sg4::this_actor::sleep_for(debt_);
     debt_ = 0;
   }
+
+  /// Analytic all-reduces: one rendezvous per iteration exchanges every worker's
+  /// arrival per bucket; bucket b then runs from max(all arrivals, end of b-1)
+  /// for its closed form, identically on every worker.
+  void resolve_analytic(WorkerState& state) {
+    const auto& coll = *ctx_.scenario->training.collective_algorithm;
+    auto& round = ctx_.rounds[iteration_];
+    round.arrival.resize(ctx_.plan.buckets.size(), -1.0);
+    for (const auto& item : state.analytic_pending)
+      round.arrival[static_cast<std::size_t>(item.request.bucket)] =
+          std::max(round.arrival[static_cast<std::size_t>(item.request.bucket)], item.submit_s);
+    ctx_.comm_barrier->wait();
+    auto& rec = record();
+    double end = 0;
+    for (const auto& item : state.analytic_pending) {
+      const auto b = static_cast<std::size_t>(item.request.bucket);
+      const double own = std::max(item.submit_s, end);
+      const double start = std::max(own, round.arrival[b]);
+      const auto& algo = coll.resolve(ctx_.group, item.request.bytes, ctx_.ab);
+      const double duration = algo.analytic_time_s(ctx_.group, item.request.bytes, ctx_.ab);
+      end = start + duration;
+      auto& it = rec.iterations.at(static_cast<std::size_t>(item.iteration));
+      it.arrivals.at(b) = own;
+      it.comm_busy_s += end - own;
+      add_traffic(schedule_traffic(algo.rank_phases(rank_, ctx_.group, item.request.bytes)), rec.bytes_sent,
+                  rec.messages_sent);
+      if (rank_ == 0)
+        for (int s = 0; algo.uses_servers() && s < ctx_.group.servers; ++s)
+          add_traffic(schedule_traffic(algo.rank_phases(ctx_.group.workers + s, ctx_.group, item.request.bytes)),
+                      ctx_.result.bytes_sent_by_servers, ctx_.result.messages_sent_by_servers);
+      if (ctx_.traced(rank_, item.iteration))
+        ctx_.trace(rank_, 1, fmt::format("bucket {}", b), "allreduce", own, end - own);
+    }
+    state.analytic_pending.clear();
+    if (++round.readers == ctx_.group.workers) ctx_.rounds.erase(iteration_);
+    if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(end);
+  }
   WorkerRecord& record() { return ctx_.result.workers[static_cast<std::size_t>(rank_)]; }
   IterationRecord& current() { return record().iterations.back(); }
 
@@ -161,6 +217,7 @@ void comm_stream(Context& ctx, int rank) {
     const QueuedComm item = state.queue.front();
     state.queue.pop_front();
     const auto& req = item.request;
+    if (item.submit_s > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(item.submit_s);
     const double t0 = sg4::Engine::get_clock();
     auto& iteration = rec.iterations.at(static_cast<std::size_t>(item.iteration));
     if (req.kind == models::CommRequest::Kind::ALLREDUCE) {
@@ -170,12 +227,7 @@ void comm_stream(Context& ctx, int rank) {
           ctx.collective_jobs[s].push_back(req.bytes);
           ctx.collective_ready[s]->release();
         }
-      if (ctx.analytic()) {
-        ctx.comm_barrier->wait();
-        add_traffic(schedule_traffic(coll.resolve(ctx.group, req.bytes, ctx.ab).rank_phases(rank, ctx.group, req.bytes)),
-                    rec.bytes_sent, rec.messages_sent);
-        sg4::this_actor::sleep_for(coll.analytic_time_s(ctx.group, req.bytes, ctx.ab));
-      } else {
+      {
         // "auto" picks its algorithm for this platform's alpha and beta.
         const auto& algo = coll.resolve(ctx.group, req.bytes, ctx.ab);
         TrafficCounters traffic;
@@ -209,7 +261,10 @@ void comm_stream(Context& ctx, int rank) {
     if (ctx.traced(rank, item.iteration))
       ctx.trace(rank, 1, fmt::format("bucket {}", req.bucket),
                 req.kind == models::CommRequest::Kind::ALLREDUCE ? "allreduce" : "push_pull", t0, t1 - t0);
-    state.finished->release();
+    if (--state.outstanding == 0 && state.waiting) {
+      state.waiting = false;
+      state.drained->release();
+    }
   }
 }
 
@@ -224,11 +279,9 @@ void collective_server(Context& ctx, int server) {
     ctx.collective_jobs[s].pop_front();
     const auto& algo = coll.resolve(ctx.group, bytes, ctx.ab);
     TrafficCounters traffic;
-    if (ctx.analytic()) traffic = schedule_traffic(algo.rank_phases(rank, ctx.group, bytes));
-    else
-      ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(rank, ctx.group, bytes)
-                                             : algo.rank_phases(rank, ctx.group, bytes),
-                        traffic);
+    ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(rank, ctx.group, bytes)
+                                           : algo.rank_phases(rank, ctx.group, bytes),
+                      traffic);
     add_traffic(traffic, ctx.result.bytes_sent_by_servers, ctx.result.messages_sent_by_servers);
   }
 }
@@ -413,7 +466,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
         SimServerRuntime runtime(ctx, s);
         sync.run_server(runtime, ctx.plan);
       });
-    if (scenario.training.collective_algorithm->uses_servers()) {
+    if (scenario.training.collective_algorithm->uses_servers() && !ctx.analytic()) {
       ctx.collective_jobs.emplace_back();
       ctx.collective_ready.push_back(sg4::Semaphore::create(0));
       sg4::Actor::create(fmt::format("ps-collective-{}", s), host, [&ctx, s]() { collective_server(ctx, s); })
