@@ -24,7 +24,15 @@ bool is_single_switch_star(const Graph& g) {
 /// A single-switch star as SimGrid's StarZone: a route is the source's link
 /// (up) then the destination's link (down), found in O(1). A Dijkstra zone
 /// would scan the switch's N edges on every route lookup.
-EmittedPlatform emit_star(const Topology& topology, double byte_scale) {
+sg4::Link* make_link(sg4::NetZone* zone, const Graph& g, const Edge& e, double byte_scale,
+                     const LinkConfigurator& configure) {
+  const EdgeProps& edge = g[e];
+  sg4::Link* link = zone->create_split_duplex_link(edge.name, edge.bandwidth_Bps * byte_scale)->set_latency(edge.latency_s);
+  if (configure) configure(e, link);
+  return link->seal();
+}
+
+EmittedPlatform emit_star(const Topology& topology, double byte_scale, const LinkConfigurator& configure) {
   const Graph& g = topology.graph;
   auto* zone = sg4::create_star_zone("ddlsim");
   std::vector<sg4::Host*> host_of(boost::num_vertices(g), nullptr);
@@ -32,10 +40,7 @@ EmittedPlatform emit_star(const Topology& topology, double byte_scale) {
     if (g[v].kind != NodeKind::SWITCH) host_of[v] = zone->create_host(g[v].name, 1e9)->seal();
   EmittedPlatform out;
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
-    const EdgeProps& edge = g[e];
-    sg4::Link* link = zone->create_split_duplex_link(edge.name, edge.bandwidth_Bps * byte_scale)
-                          ->set_latency(edge.latency_s)
-                          ->seal();
+    sg4::Link* link = make_link(zone, g, e, byte_scale, configure);
     out.links.push_back(link);
     auto host = g[boost::source(e, g)].kind == NodeKind::SWITCH ? boost::target(e, g) : boost::source(e, g);
     out.up.emplace_back(host, host == boost::source(e, g) ? boost::target(e, g) : boost::source(e, g));
@@ -50,9 +55,9 @@ EmittedPlatform emit_star(const Topology& topology, double byte_scale) {
 
 }  // namespace
 
-EmittedPlatform emit_platform(const Topology& topology, double byte_scale) {
+EmittedPlatform emit_platform(const Topology& topology, double byte_scale, const LinkConfigurator& configure) {
   const Graph& g = topology.graph;
-  if (is_single_switch_star(g)) return emit_star(topology, byte_scale);
+  if (is_single_switch_star(g)) return emit_star(topology, byte_scale, configure);
   auto* zone = sg4::create_dijkstra_zone("ddlsim", true);
   std::vector<simgrid::kernel::routing::NetPoint*> points(boost::num_vertices(g), nullptr);
   std::vector<sg4::Host*> host_of(boost::num_vertices(g), nullptr);
@@ -68,10 +73,7 @@ EmittedPlatform emit_platform(const Topology& topology, double byte_scale) {
   }
   EmittedPlatform out;
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
-    const EdgeProps& edge = g[e];
-    sg4::Link* link = zone->create_split_duplex_link(edge.name, edge.bandwidth_Bps * byte_scale)
-                          ->set_latency(edge.latency_s)
-                          ->seal();
+    sg4::Link* link = make_link(zone, g, e, byte_scale, configure);
     out.links.push_back(link);
     out.up.emplace_back(boost::source(e, g), boost::target(e, g));
     zone->add_route(points[boost::source(e, g)], points[boost::target(e, g)], nullptr, nullptr,

@@ -13,6 +13,8 @@
 #include "platforms/topology.hpp"
 
 #include <simgrid/s4u.hpp>
+#include <functional>
+#include <utility>
 #include <vector>
 
 namespace ddlsim::platforms {
@@ -23,7 +25,11 @@ struct EmittedPlatform {
   std::vector<std::pair<Vertex, Vertex>> up;  // per link: the (from, to) of its UP direction
 };
 
+/// Called for every link before it is sealed (SimGrid refuses bandwidth and
+/// latency profiles on sealed links).
+using LinkConfigurator = std::function<void(const Edge& edge, simgrid::s4u::Link* link)>;
+
 /// Must be called after the Engine exists and its network model is configured.
-EmittedPlatform emit_platform(const Topology& topology, double byte_scale);
+EmittedPlatform emit_platform(const Topology& topology, double byte_scale, const LinkConfigurator& configure = {});
 
 }  // namespace ddlsim::platforms

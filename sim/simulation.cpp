@@ -322,23 +322,18 @@ class SimServerRuntime final : public models::ServerRuntime {
   int server_;
 };
 
-void apply_link_traces(const NetworkSpec& net, const platforms::Topology& topo, const platforms::EmittedPlatform& platform) {
-  int counter = 0;
-  const auto& g = topo.graph;
-  std::vector<std::string> edge_names;
-  std::vector<double> edge_bw;
-  for (auto e : boost::make_iterator_range(boost::edges(g))) {
-    edge_names.push_back(g[e].name);
-    edge_bw.push_back(g[e].bandwidth_Bps);
-  }
-  for (const auto& trace : net.link_traces) {
-    for (std::size_t i = 0; i < platform.links.size(); ++i) {
-      if (!trace.links.empty() && std::find(trace.links.begin(), trace.links.end(), edge_names[i]) == trace.links.end())
+/// Installs the scenario's link traces (SimGrid profiles) on a link before it is sealed.
+platforms::LinkConfigurator link_traces(const NetworkSpec& net, const platforms::Graph& g) {
+  if (net.link_traces.empty()) return {};
+  return [&net, &g, counter = 0](const platforms::Edge& e, sg4::Link* link) mutable {
+    const auto& edge = g[e];
+    for (const auto& trace : net.link_traces) {
+      if (!trace.links.empty() && std::find(trace.links.begin(), trace.links.end(), edge.name) == trace.links.end())
         continue;
-      auto* link = platform.links[i];
       if (!trace.bandwidth_Bps.empty()) {
+        // SimGrid 3.32 applies profile values as absolute bandwidths (in payload units per second).
         std::string text;
-        for (const auto& [t, bw] : trace.bandwidth_Bps) text += fmt::format("{} {}\n", t, bw / edge_bw[i]);
+        for (const auto& [t, bw] : trace.bandwidth_Bps) text += fmt::format("{} {}\n", t, bw * BYTE_SCALE);
         link->set_bandwidth_profile(
             simgrid::kernel::profile::ProfileBuilder::from_string(fmt::format("bw-{}", counter++), text, trace.period_s));
       }
@@ -349,7 +344,7 @@ void apply_link_traces(const NetworkSpec& net, const platforms::Topology& topo, 
             simgrid::kernel::profile::ProfileBuilder::from_string(fmt::format("lat-{}", counter++), text, trace.period_s));
       }
     }
-  }
+  };
 }
 
 void compute_straggler_wait(SimulationResult& result) {
@@ -433,8 +428,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.plan.overlap = scenario.training.bucketing.overlap;
   ctx.group = models::CollectiveGroup{scenario.platform.workers, scenario.platform.parameter_servers};
   ctx.ab = analytic_alpha_beta(scenario.platform.graph);
-  ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE);
-  apply_link_traces(scenario.network, scenario.platform.graph, ctx.platform);
+  ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
+                                         link_traces(scenario.network, scenario.platform.graph.graph));
   for (const auto* link : ctx.platform.links)
     for (const char* half : {"_UP", "_DOWN"})
       if (const auto* l = sg4::Link::by_name_or_null(link->get_name() + half)) sg_link_load_track(l);

@@ -8,6 +8,12 @@
 //
 //     T_ring(N, M) = 2 (N-1) alpha + 2 (N-1)/N * M * beta      (T = 0 for N = 1)
 //
+// params.segments = S (default 1): every step's chunk is sent as S segments of
+// M/(N S), one after the other (NCCL-style chunking, e.g. to bound buffer
+// sizes). On the reference platform this adds latency and nothing else:
+//
+//     T_ring(N, M, S) = 2 (N-1) S alpha + 2 (N-1)/N * M * beta
+//
 // Sources: Patarasuk & Yuan, "Bandwidth optimal all-reduce algorithms for
 // clusters of workstations", JPDC 2009; Thakur, Rabenseifner & Gropp,
 // "Optimization of collective communication operations in MPICH", IJHPCA 2005;
@@ -19,12 +25,14 @@ namespace {
 
 class RingAllreduce final : public Collective {
  public:
+  explicit RingAllreduce(int segments) : segments_(segments) {}
+
   [[nodiscard]] std::string operation() const override { return "allreduce"; }
 
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
     const double n = group.workers;
     if (group.workers <= 1) return 0.0;
-    return 2 * (n - 1) * ab.alpha_s + 2 * (n - 1) / n * bytes * ab.beta_s_per_byte;
+    return 2 * (n - 1) * segments_ * ab.alpha_s + 2 * (n - 1) / n * bytes * ab.beta_s_per_byte;
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
@@ -32,11 +40,11 @@ class RingAllreduce final : public Collective {
     const int n = group.workers;
     std::vector<RankStep> steps;
     if (n <= 1) return steps;
-    const double chunk = bytes / n;
+    const double chunk = bytes / n / segments_;
     const int right = (rank + 1) % n;
     const int left = (rank + n - 1) % n;
-    steps.reserve(static_cast<std::size_t>(2 * (n - 1)));
-    for (int s = 0; s < 2 * (n - 1); ++s)
+    steps.reserve(static_cast<std::size_t>(2 * (n - 1) * segments_));
+    for (int s = 0; s < 2 * (n - 1) * segments_; ++s)
       steps.push_back(RankStep{{RankOp{RankOp::Kind::SEND, right, chunk}, RankOp{RankOp::Kind::RECV, left, chunk}}, 1});
     return steps;
   }
@@ -48,8 +56,11 @@ class RingAllreduce final : public Collective {
     const double phase_bytes = 2.0 * (n - 1) * bytes / n;
     return {RankStep{{RankOp{RankOp::Kind::SEND, (rank + 1) % n, phase_bytes},
                       RankOp{RankOp::Kind::RECV, (rank + n - 1) % n, phase_bytes}},
-                     2 * (n - 1)}};
+                     2 * (n - 1) * segments_}};
   }
+
+ private:
+  int segments_;
 };
 
 }  // namespace
@@ -57,4 +68,7 @@ class RingAllreduce final : public Collective {
 
 DDLSIM_REGISTER(ddlsim::models::Collective, "ring",
                 "ring all-reduce: reduce-scatter + all-gather, 2(N-1) steps of M/N bytes",
-                [](ddlsim::ObjectReader&) { return std::make_unique<ddlsim::models::RingAllreduce>(); })
+                [](ddlsim::ObjectReader& params) {
+                  return std::make_unique<ddlsim::models::RingAllreduce>(
+                      static_cast<int>(params.integer("segments", 1, 1, 1 << 20)));
+                })

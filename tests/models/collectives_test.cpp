@@ -365,8 +365,8 @@ TEST_CASE("collectives: parameter errors name the JSON path") {
   CHECK_THROWS_WITH_AS(make("double_binary_tree", json{{"segment", 2}}),
                        "/training/collective/params/segment: unknown key \"segment\"; valid keys are: segments",
                        ConfigError);
-  CHECK_THROWS_WITH_AS(make("ring", json{{"segments", 2}}),
-                       "/training/collective/params/segments: unknown key \"segments\"; valid keys are: (none)",
+  CHECK_THROWS_WITH_AS(make("ring", json{{"segment", 2}}),
+                       "/training/collective/params/segment: unknown key \"segment\"; valid keys are: segments",
                        ConfigError);
   CHECK_THROWS_WITH_AS(make("auto", json{{"candidates", json::array({"ring", "ps"})}}),
                        "/training/collective/params/candidates/1: unknown all-reduce algorithm \"ps\"; valid names are: "
@@ -407,6 +407,7 @@ TEST_CASE("collectives: parameter variants match and equal their closed forms") 
     check_all_sizes("tree", json{{"segments", s}}, irregular);
   }
   for (int s : {2, 4}) check_all_sizes("double_binary_tree", json{{"segments", s}});
+  for (int s : {2, 3}) check_all_sizes("ring", json{{"segments", s}});
   check_all_sizes("double_binary_tree", json::object(), irregular);
   for (int g : {1, 2, 3, 4, 16}) check_all_sizes("hierarchical", json{{"gpus_per_node", g}});
   check_all_sizes("hierarchical", json{{"gpus_per_node", 3}}, irregular);

@@ -168,3 +168,38 @@ TEST_CASE("timeline is a Chrome trace with compute and communication threads") {
   CHECK(backward == 12);
   CHECK(buckets == 12);
 }
+
+TEST_CASE("time-varying links: bandwidth and latency traces") {
+  TempDir tmp;
+  auto one_bucket = []() {
+    json s = two_layer(4, false);
+    s["workload"]["iterations"] = 2;
+    s["training"]["bucketing"] = {{"bucket_bytes", "1TB"}, {"overlap", false}};
+    return s;
+  };
+  const double c = 2 * 1e-3 + 2 * 2e-3, m = 20e6, n = 4;
+  // Every link at half bandwidth from t = 0: beta doubles.
+  json halved = one_bucket();
+  halved["network"] = {{"link_traces", {{{"bandwidth", {{0, "5Gbps"}}}}}}};
+  CHECK(run(tmp, "half", halved).summary["iteration_time_s"].get<double>() ==
+        doctest::Approx(c + 2 * (n - 1) * ALPHA + 2 * (n - 1) / n * m * 2 * BETA).epsilon(1e-6));
+  // Only worker 0's link slowed: slower than no trace, and no slower than every
+  // link slowed (ranks away from worker 0 run ahead within the ring's dependencies).
+  json one_link = one_bucket();
+  one_link["network"] = {{"link_traces", {{{"links", {"worker-0<->switch-0"}}, {"bandwidth", {{0, "5Gbps"}}}}}}};
+  const double t_one = run(tmp, "one", one_link).summary["iteration_time_s"].get<double>();
+  CHECK(t_one > c + 2 * (n - 1) * ALPHA + 2 * (n - 1) / n * m * BETA);
+  CHECK(t_one <= c + 2 * (n - 1) * ALPHA + 2 * (n - 1) / n * m * 2 * BETA);
+  // Latency raised to 50 us per link from t = 0: alpha = 100 us.
+  json slow = one_bucket();
+  slow["network"] = {{"link_traces", {{{"latency", {{0, "50us"}}}}}}};
+  CHECK(run(tmp, "lat", slow).summary["iteration_time_s"].get<double>() ==
+        doctest::Approx(c + 2 * (n - 1) * 100e-6 + 2 * (n - 1) / n * m * BETA).epsilon(1e-6));
+  // The bandwidth drops after the first iteration: the second one is slower.
+  json later = one_bucket();
+  const double first = c + 2 * (n - 1) * ALPHA + 2 * (n - 1) / n * m * BETA;
+  later["network"] = {{"link_traces", {{{"bandwidth", {{0, "10Gbps"}, {first, "5Gbps"}}}}}}};
+  const Run r = run(tmp, "later", later);
+  CHECK(worker_mean(r.iterations_csv, 0) ==
+        doctest::Approx((first + c + 2 * (n - 1) * ALPHA + 2 * (n - 1) / n * m * 2 * BETA) / 2).epsilon(1e-6));
+}
