@@ -154,7 +154,8 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["workers"] = s.workers;
   j["parameter_servers"] = sc.platform.parameter_servers;
   j["sync_model"] = sc.training.sync.name;
-  j["collective"] = sc.training.collective.name;
+  j["aggregation"] = sc.training.sync_model->uses_servers() ? "parameter_server" : "allreduce";
+  j["collective"] = sc.training.sync_model->uses_servers() ? "none" : sc.training.collective.name;
   j["compressor"] = sc.training.compressor.name;
   j["fidelity"] = sim::to_string(sc.network.fidelity);
   j["network_model"] = sim::to_string(sc.network.model);
@@ -203,8 +204,13 @@ void write_outputs(const std::string& dir, const sim::Scenario& sc, const sim::S
 
 std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& result, const Summary& s) {
   std::string out;
-  out += fmt::format("scenario {}: {} workers, {} topology, {} + {}, {} fidelity ({}), network model {}\n", sc.name,
-                     s.workers, sc.platform.topology, sc.training.sync.name, sc.training.collective.name,
+  const std::string aggregation =
+      sc.training.sync_model->uses_servers()
+          ? fmt::format("{} on {} parameter server{}", sc.training.sync.name, sc.platform.parameter_servers,
+                        sc.platform.parameter_servers > 1 ? "s" : "")
+          : fmt::format("{} + {} all-reduce", sc.training.sync.name, sc.training.collective.name);
+  out += fmt::format("scenario {}: {} workers, {} topology, {}, {} fidelity ({}), network model {}\n", sc.name,
+                     s.workers, sc.platform.topology, aggregation,
                      sim::to_string(sc.network.fidelity),
                      sc.network.fidelity == sim::Fidelity::ANALYTIC ? "closed form"
                                                                     : sim::to_string(sc.network.granularity),

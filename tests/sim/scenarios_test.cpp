@@ -1,0 +1,28 @@
+// Every bundled scenario is valid, says what it studies, and runs to all four outputs.
+#include "tests/sim/cli.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+using ddlsim::test::TempDir;
+
+TEST_CASE("every bundled scenario validates, has a description and runs") {
+  int count = 0;
+  TempDir tmp;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(DDLSIM_SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() != ".json") continue;
+    ++count;
+    CAPTURE(entry.path().string());
+    const auto doc = nlohmann::json::parse(ddlsim::test::slurp(entry.path()));
+    CHECK(doc.contains("description"));
+    CHECK(doc.value("description", "").size() > 40);
+    auto v = ddlsim::test::ddlsim(fmt::format("validate {}", entry.path().string()));
+    CHECK_MESSAGE(v.exit_code == 0, v.err);
+    const std::string out = tmp.file(entry.path().stem().string());
+    auto r = ddlsim::test::ddlsim(fmt::format("run {} --set workload.iterations=2 --out {} --quiet", entry.path().string(), out));
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    for (const char* f : {"summary.json", "iterations.csv", "links.csv", "timeline.json"})
+      CHECK(std::filesystem::exists(std::filesystem::path(out) / f));
+  }
+  CHECK(count >= 8);
+}
