@@ -12,35 +12,17 @@ usage: bench/collective_bench.py [--ddlsim build/ddlsim] [--sizes 64,256,1024,40
 import argparse
 import csv
 import io
-import os
-import resource
 import statistics
-import subprocess
-import sys
-import time
+
+from measure import run_measured
 
 
 def run_once(ddlsim, n, granularity):
     cmd = [ddlsim, "collectives", "--csv", "-n", str(n), "-m", "1GB", "-b", "25Gbps", "-l", "1us",
            "--servers", "0", "--algorithms", "ring", "--granularity", granularity]
-    start = time.perf_counter()
-    pid = os.fork()
-    if pid == 0:
-        with open(os.devnull, "w") as devnull:
-            os.dup2(devnull.fileno(), 2)
-        out = os.open("/tmp/ddlsim-bench-%d.csv" % os.getpid(), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(out, 1)
-        os.execv(ddlsim, cmd)
-    _, status, usage = os.wait4(pid, 0)
-    wall = time.perf_counter() - start
-    path = "/tmp/ddlsim-bench-%d.csv" % pid
-    with open(path) as f:
-        text = f.read()
-    os.unlink(path)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit("ddlsim failed: " + " ".join(cmd))
+    wall, rss, text = run_measured(cmd)
     row = next(csv.DictReader(io.StringIO(text)))
-    return wall, int(row["flows"]), float(row["simulated_time_s"]), usage.ru_maxrss / 1024.0
+    return wall, int(row["flows"]), float(row["simulated_time_s"]), rss
 
 
 def main():

@@ -3,7 +3,7 @@
 # Idempotent: packages already present are skipped; needs root (or sudo).
 set -euo pipefail
 packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libfmt-dev
-          doctest-dev libcli11-dev python3)
+          doctest-dev libcli11-dev python3 python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
