@@ -67,6 +67,8 @@ int run_cli(int argc, char** argv) {
   platform->add_option("scenario", scenario_file, "scenario JSON file")->required();
   platform->add_option("--set", overrides, "override a field before validation: PATH=VALUE")->take_all();
   platform->add_option("--dot", dot_file, "write the topology as Graphviz DOT to this file");
+  bool list_links = false;
+  platform->add_flag("--links", list_links, "list every link: name, bandwidth, latency");
 
   auto* coll = app.add_subcommand("collectives", "compare every collective algorithm for one N, M, bandwidth, latency");
   int c_workers = 8, c_servers = 1;
@@ -158,6 +160,11 @@ int run_cli(int argc, char** argv) {
     fmt::print("topology {}: {} workers, {} parameter servers, {} nodes, {} links, host diameter {} hops\n",
                scenario.platform.topology, topo.workers.size(), topo.servers.size(), boost::num_vertices(topo.graph),
                boost::num_edges(topo.graph), ddlsim::platforms::host_diameter_hops(topo));
+    if (list_links)
+      for (auto e : boost::make_iterator_range(boost::edges(topo.graph)))
+        fmt::print("  {:<40} {:>12} {:>10}\n", topo.graph[e].name,
+                   ddlsim::units::format_bandwidth(topo.graph[e].bandwidth_Bps),
+                   ddlsim::units::format_time(topo.graph[e].latency_s));
     if (!dot_file.empty()) {
       std::ofstream out(dot_file);
       if (!out) throw ddlsim::ConfigError("", fmt::format("cannot write \"{}\"", dot_file));
