@@ -14,6 +14,8 @@
 #include "sim/simulation.hpp"
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <unistd.h>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
@@ -176,7 +178,16 @@ int run_cli(int argc, char** argv) {
 
   // run
   const std::string dir = out_dir.empty() ? scenario.output.dir : out_dir;
-  const auto result = ddlsim::sim::simulate(scenario, engine_args);
+  // Progress on stderr for interactive runs: worker 0's iterations, at most twice a second.
+  ddlsim::sim::ProgressCallback progress;
+  if (!quiet && isatty(STDERR_FILENO) != 0)
+    progress = [last = std::chrono::steady_clock::now()](int done, int total, double sim_s) mutable {
+      const auto now = std::chrono::steady_clock::now();
+      if (done < total && now - last < std::chrono::milliseconds(500)) return;
+      last = now;
+      fmt::print(stderr, "\rddlsim: iteration {}/{} (simulated {:.4g} s){}", done, total, sim_s, done == total ? "\n" : "");
+    };
+  const auto result = ddlsim::sim::simulate(scenario, engine_args, progress);
   const auto summary = ddlsim::analysis::summarize(scenario, result);
   ddlsim::analysis::write_outputs(dir, scenario, result, summary);
   if (!quiet) {

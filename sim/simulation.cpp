@@ -68,6 +68,7 @@ struct Context {
   std::vector<sg4::SemaphorePtr> collective_ready;
   std::vector<sg4::Mailbox*> push_boxes;             // per server
   std::map<int, AnalyticRound> rounds;               // analytic fidelity, by iteration
+  ProgressCallback progress;
   SimulationResult result;
 
   [[nodiscard]] bool analytic() const { return scenario->network.fidelity == Fidelity::ANALYTIC; }
@@ -148,9 +149,10 @@ class SimRuntime final : public models::Runtime {
     record().iterations.push_back(std::move(rec));
   }
 
-  void iteration_end(int) override {
+  void iteration_end(int iteration) override {
     flush();
     current().end_s = sg4::Engine::get_clock();
+    if (rank_ == 0 && ctx_.progress) ctx_.progress(iteration + 1, ctx_.plan.iterations, current().end_s);
   }
 
  private:
@@ -416,12 +418,14 @@ models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topo) {
   return ab;
 }
 
-SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args) {
+SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
+                          const ProgressCallback& progress) {
   EngineSession session(engine_args, scenario.network);
   sg_link_load_plugin_init();
 
   Context ctx;
   ctx.scenario = &scenario;
+  ctx.progress = progress;
   ctx.plan.profile = &scenario.workload.profile;
   ctx.plan.iterations = scenario.workload.iterations;
   ctx.plan.buckets = models::make_buckets(scenario.workload.profile, scenario.training.bucketing.bucket_bytes);

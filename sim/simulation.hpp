@@ -10,6 +10,7 @@
 #include "sim/scenario.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -61,9 +62,13 @@ struct SimulationResult {
   int buckets = 0;
 };
 
+/// Called when worker 0 finishes an iteration: (iterations done, iterations, simulated seconds).
+using ProgressCallback = std::function<void(int, int, double)>;
+
 /// Runs the scenario. `engine_args` are SimGrid flags (--cfg=..., --log=...).
 /// Throws std::runtime_error on a simulated deadlock.
-SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args);
+SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
+                          const ProgressCallback& progress = {});
 
 /// The alpha (worst host-to-host path latency from worker 0) and beta (inverse
 /// of the slowest link's bandwidth) used by analytic fidelity.
