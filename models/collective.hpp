@@ -23,6 +23,8 @@
 
 #include "models/registry.hpp"
 
+#include <boost/container/small_vector.hpp>
+
 #include <string>
 #include <vector>
 
@@ -47,7 +49,8 @@ struct RankOp {
 };
 
 struct RankStep {
-  std::vector<RankOp> ops;
+  /// Most steps have one send and one receive: kept inline, no heap allocation.
+  boost::container::small_vector<RankOp, 2> ops;
   /// Number of algorithm steps this entry stands for. 1 in a stepwise schedule;
   /// a pipelined phase merges k steps into one flow and pays (k-1) extra latencies.
   int latency_steps = 1;
