@@ -24,7 +24,7 @@ def main():
     ap.add_argument("--ddlsim", default="build/ddlsim")
     ap.add_argument("--workers", default="64,256,1024")
     ap.add_argument("--iterations", type=int, default=100)
-    ap.add_argument("--max-stepwise", type=int, default=256, help="largest N run with stepwise collectives")
+    ap.add_argument("--max-stepwise", type=int, default=64, help="largest N run with stepwise collectives")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     print(f"ResNet-50 BSP ring, 25 MB buckets, {args.iterations} iterations, star 25 Gbps / 2 us, ideal network model")
