@@ -28,6 +28,7 @@ struct PsMessage {
   int bucket = 0;
   double bytes = 0;
   std::int64_t version = 0;
+  int iteration = 0;  // the pushing worker's iteration (for the timeline)
 };
 
 struct QueuedComm {
@@ -242,7 +243,7 @@ void comm_stream(Context& ctx, int rank) {
       const double shard = req.bytes / servers;
       std::vector<sg4::CommPtr> comms;
       for (int s = 0; s < servers; ++s) {
-        auto* msg = new PsMessage{rank, req.bucket, shard, state.seen_version[{s, req.bucket}]};
+        auto* msg = new PsMessage{rank, req.bucket, shard, state.seen_version[{s, req.bucket}], item.iteration};
         comms.push_back(ctx.push_boxes[static_cast<std::size_t>(s)]->put_async(msg, units_of(shard)));
         rec.bytes_sent += shard;
         ++rec.messages_sent;
@@ -299,18 +300,20 @@ class SimServerRuntime final : public models::ServerRuntime {
 
   void compute(double seconds, const std::string& label) override {
     if (seconds <= 0) return;
-    if (ctx_.scenario->output.timeline && ctx_.result.timeline.size() < TIMELINE_SERVER_EVENTS)
+    // Traced when the push that triggered this update comes from a traced iteration.
+    if (ctx_.traced(ctx_.group.workers + server_, last_iteration_))
       ctx_.trace(ctx_.group.workers + server_, 0, label, "update", now(), seconds);
     sg4::this_actor::sleep_for(seconds);
   }
 
   models::Push receive_push() override {
     std::unique_ptr<PsMessage> msg(ctx_.push_boxes[static_cast<std::size_t>(server_)]->get<PsMessage>());
+    last_iteration_ = msg->iteration;
     return models::Push{msg->worker, msg->bucket, msg->bytes, msg->version};
   }
 
   void send_pull(int worker, int bucket, double bytes, std::int64_t version) override {
-    auto* msg = new PsMessage{worker, bucket, bytes, version};
+    auto* msg = new PsMessage{worker, bucket, bytes, version, last_iteration_};
     ctx_.pull_box(server_, worker)->put_init(msg, units_of(bytes))->detach();
     ctx_.result.bytes_sent_by_servers += bytes;
     ++ctx_.result.messages_sent_by_servers;
@@ -319,9 +322,9 @@ class SimServerRuntime final : public models::ServerRuntime {
   void record_staleness(std::int64_t staleness) override { ctx_.result.staleness.push_back(staleness); }
 
  private:
-  static constexpr std::size_t TIMELINE_SERVER_EVENTS = 200'000;
   Context& ctx_;
   int server_;
+  int last_iteration_ = 0;
 };
 
 /// Installs the scenario's link traces (SimGrid profiles) on a link before it is sealed.
