@@ -25,6 +25,7 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,17 @@ struct AlphaBeta {
 };
 
 struct CollectiveGroup {
+  CollectiveGroup() = default;
+  CollectiveGroup(int workers_, int servers_ = 0,
+                  std::shared_ptr<const std::vector<std::vector<int>>> neighbours_ = nullptr)
+      : workers(workers_), servers(servers_), neighbours(std::move(neighbours_)) {}
+
   int workers = 1;
   int servers = 0;  // parameter servers available (PS algorithms need >= 1)
+  /// Physical neighbourhood of the worker ranks (a direct link, or one switch
+  /// between them), for topology-aware algorithms (multitree). Null: every rank
+  /// is every rank's neighbour, as on the reference star.
+  std::shared_ptr<const std::vector<std::vector<int>>> neighbours;
   [[nodiscard]] int size() const { return workers + servers; }
 };
 

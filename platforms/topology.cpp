@@ -196,4 +196,42 @@ void write_dot(const Topology& topo, std::ostream& out) {
   out << "}\n";
 }
 
+std::vector<std::vector<int>> rank_neighbours(const Topology& topo) {
+  const Graph& g = topo.graph;
+  const auto n = topo.workers.size();
+  auto worker_rank = [&g](Vertex v) { return g[v].kind == NodeKind::WORKER ? g[v].index : -1; };
+  // A switch adjacent to every worker makes the relation complete: skip the O(N^2) lists.
+  for (auto v : boost::make_iterator_range(boost::vertices(g))) {
+    if (g[v].kind != NodeKind::SWITCH) continue;
+    std::size_t workers = 0;
+    for (auto w : boost::make_iterator_range(boost::adjacent_vertices(v, g)))
+      if (worker_rank(w) >= 0) ++workers;
+    if (workers == n) return {};
+  }
+  std::vector<std::vector<int>> out(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    std::vector<int>& nb = out[r];
+    for (auto a : boost::make_iterator_range(boost::adjacent_vertices(topo.workers[r], g))) {
+      if (worker_rank(a) >= 0) nb.push_back(worker_rank(a));
+      if (g[a].kind == NodeKind::SWITCH)
+        for (auto b : boost::make_iterator_range(boost::adjacent_vertices(a, g)))
+          if (worker_rank(b) >= 0 && static_cast<std::size_t>(worker_rank(b)) != r) nb.push_back(worker_rank(b));
+    }
+    std::sort(nb.begin(), nb.end());
+    nb.erase(std::unique(nb.begin(), nb.end()), nb.end());
+  }
+  // Connected? (BFS over the relation)
+  std::vector<char> seen(n, 0);
+  std::vector<int> queue{0};
+  seen[0] = 1;
+  for (std::size_t i = 0; i < queue.size(); ++i)
+    for (int v : out[static_cast<std::size_t>(queue[i])])
+      if (!seen[static_cast<std::size_t>(v)]) {
+        seen[static_cast<std::size_t>(v)] = 1;
+        queue.push_back(v);
+      }
+  if (queue.size() != n) return {};
+  return out;
+}
+
 }  // namespace ddlsim::platforms

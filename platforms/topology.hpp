@@ -97,6 +97,13 @@ struct PathCost {
 };
 [[nodiscard]] PathCost path_cost(const Graph& g, Vertex a, Vertex b);
 
+/// The physical neighbourhood of the worker ranks: for each rank, the other
+/// ranks joined to it by a direct link or through one switch, sorted. Empty
+/// when that relation is complete (a switch reaches every worker, as in a
+/// star) or disconnected (workers only meet across several switches, as in a
+/// multi-level fat tree): topology-aware collectives then use the complete graph.
+[[nodiscard]] std::vector<std::vector<int>> rank_neighbours(const Topology& topo);
+
 /// Throws ConfigError(path, ...) naming an unreachable host if the graph is not connected.
 void check_connected(const Topology& topo, const std::string& path);
 

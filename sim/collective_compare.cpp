@@ -40,7 +40,9 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
   const platforms::Topology topo = builder->build(build);
   platforms::check_connected(topo, "--topology");
   const models::AlphaBeta ab = analytic_alpha_beta(topo);
-  const models::CollectiveGroup group{req.workers, req.servers};
+  models::CollectiveGroup group{req.workers, req.servers, nullptr};
+  if (auto nb = platforms::rank_neighbours(topo); !nb.empty())
+    group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
 
   std::vector<CompareRow> rows;
   for (std::size_t i = 0; i < algorithms.size(); ++i) {

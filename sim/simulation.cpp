@@ -433,7 +433,9 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.plan.iterations = scenario.workload.iterations;
   ctx.plan.buckets = models::make_buckets(scenario.workload.profile, scenario.training.bucketing.bucket_bytes);
   ctx.plan.overlap = scenario.training.bucketing.overlap;
-  ctx.group = models::CollectiveGroup{scenario.platform.workers, scenario.platform.parameter_servers};
+  ctx.group = models::CollectiveGroup{scenario.platform.workers, scenario.platform.parameter_servers, nullptr};
+  if (auto nb = platforms::rank_neighbours(scenario.platform.graph); !nb.empty())
+    ctx.group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
   ctx.ab = analytic_alpha_beta(scenario.platform.graph);
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
                                          link_traces(scenario.network, scenario.platform.graph.graph));

@@ -8,10 +8,13 @@
 // a tree (in joining order) whose send port is still free adopts the first
 // rank not yet in that tree -- ranks ordered by distance (v - root) mod N --
 // whose receive port is free; a rank sends at most one and receives at most
-// one message per step. On the star reference platform the trees are built
-// over the logical complete graph (every rank reaches every rank in one hop).
-// Note: a topology-aware variant that grows the trees over the real platform
-// graph (links instead of ports) belongs in sim/ and will be added there.
+// one message per step. Topology-aware: when the group carries the platform's
+// neighbourhood (ranks joined by a direct link or by one switch; sim/ derives
+// it from the topology graph), a member adopts only its neighbours, so on a
+// torus or ring every tree edge is one physical link and, single-ported, no
+// two messages ever share a link direction. Without one (the reference star,
+// where every host is one switch away from every other) the trees grow over
+// the complete graph.
 //
 // Schedule: the all-reduce on those trees is then scheduled by the greedy
 // single-ported tick scheduler of schedule_util.hpp (reduce messages towards
@@ -39,12 +42,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <set>
+#include <stdexcept>
 
 namespace ddlsim::models {
 namespace {
 
 /// Parent arrays (parent[i][v], -1 at root i) of K trees grown together, single-ported per step.
-std::vector<std::vector<int>> grow_trees(int n, int k) {
+std::vector<std::vector<int>> grow_trees(int n, int k, const std::vector<std::vector<int>>* neighbours) {
   std::vector<std::vector<int>> parent(static_cast<std::size_t>(k), std::vector<int>(static_cast<std::size_t>(n), -2));
   std::vector<int> roots(static_cast<std::size_t>(k));
   std::vector<std::vector<int>> members(static_cast<std::size_t>(k));
@@ -67,6 +71,21 @@ std::vector<std::vector<int>> grow_trees(int n, int k) {
       auto next = missing[i].begin();
       for (int x : members[i]) {
         if (send_busy[static_cast<std::size_t>(x)]) continue;
+        if (neighbours != nullptr) {  // adopt the closest free neighbour not yet in tree i
+          int best = -1;
+          for (int v : (*neighbours)[static_cast<std::size_t>(x)]) {
+            if (parent[i][static_cast<std::size_t>(v)] != -2 || recv_busy[static_cast<std::size_t>(v)]) continue;
+            if (best < 0 || (v - roots[i] + n) % n < (best - roots[i] + n) % n) best = v;
+          }
+          if (best < 0) continue;
+          send_busy[static_cast<std::size_t>(x)] = 1;
+          recv_busy[static_cast<std::size_t>(best)] = 1;
+          parent[i][static_cast<std::size_t>(best)] = x;
+          joined.emplace_back(static_cast<int>(i), best);
+          missing[i].erase((best - roots[i] + n) % n);
+          --left;
+          continue;
+        }
         while (next != missing[i].end() && recv_busy[static_cast<std::size_t>((roots[i] + *next) % n)]) ++next;
         if (next == missing[i].end()) break;
         const int v = (roots[i] + *next) % n;
@@ -78,6 +97,7 @@ std::vector<std::vector<int>> grow_trees(int n, int k) {
         --left;
       }
     }
+    if (joined.empty()) throw std::logic_error("multitree: the neighbourhood graph is disconnected");
     for (auto [i, v] : joined) members[static_cast<std::size_t>(i)].push_back(v);
   }
   return parent;
@@ -91,13 +111,13 @@ class MultiTree final : public Collective {
 
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
     if (group.workers <= 1) return 0.0;
-    return plan(group.workers)->ticks * (ab.alpha_s + message_bytes(group, bytes) * ab.beta_s_per_byte);
+    return plan(group)->ticks * (ab.alpha_s + message_bytes(group, bytes) * ab.beta_s_per_byte);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
                                                     double bytes) const override {
     if (group.workers <= 1 || rank < 0 || rank >= group.workers) return {};
-    return plan(group.workers)->rank_steps(rank, message_bytes(group, bytes));
+    return plan(group)->rank_steps(rank, message_bytes(group, bytes));
   }
 
   /// Pipelined = stepwise: a message is forwarded only after it arrived, so merging
@@ -105,7 +125,7 @@ class MultiTree final : public Collective {
   [[nodiscard]] std::vector<RankStep> rank_phases(int rank, const CollectiveGroup& group,
                                                   double bytes) const override {
     if (group.workers <= 1 || rank < 0 || rank >= group.workers) return {};
-    return plan(group.workers)->rank_steps(rank, message_bytes(group, bytes));
+    return plan(group)->rank_steps(rank, message_bytes(group, bytes));
   }
 
  private:
@@ -114,10 +134,14 @@ class MultiTree final : public Collective {
     return bytes / tree_count(group.workers);
   }
 
-  [[nodiscard]] std::shared_ptr<const detail::PortPlan> plan(int n) const {
-    return cache_.get(n, [this](int size) {
-      return detail::schedule_allreduce_on_ports(size, grow_trees(size, tree_count(size)), 1);
-    });
+  [[nodiscard]] std::shared_ptr<const detail::PortPlan> plan(const CollectiveGroup& group) const {
+    const auto* nb = group.neighbours.get();
+    return cache_.get(
+        group.workers,
+        [this, nb](int size) {
+          return detail::schedule_allreduce_on_ports(size, grow_trees(size, tree_count(size), nb), 1);
+        },
+        nb);
   }
 
   int trees_;

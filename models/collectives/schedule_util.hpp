@@ -176,16 +176,19 @@ inline PortPlan schedule_allreduce_on_ports(int n, const std::vector<std::vector
 /// Thread-safe memo of PortPlans by group size (rank_schedule is called once per rank).
 class PlanCache {
  public:
-  std::shared_ptr<const PortPlan> get(int n, const std::function<PortPlan(int)>& build) const {
+  /// The plan for group size `n` (and `variant`, e.g. a neighbourhood the plan depends on).
+  std::shared_ptr<const PortPlan> get(int n, const std::function<PortPlan(int)>& build,
+                                      const void* variant = nullptr) const {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto it = plans_.find(n);
-    if (it == plans_.end()) it = plans_.emplace(n, std::make_shared<const PortPlan>(build(n))).first;
+    const auto key = std::make_pair(n, variant);
+    auto it = plans_.find(key);
+    if (it == plans_.end()) it = plans_.emplace(key, std::make_shared<const PortPlan>(build(n))).first;
     return it->second;
   }
 
  private:
   mutable std::mutex mutex_;
-  mutable std::map<int, std::shared_ptr<const PortPlan>> plans_;
+  mutable std::map<std::pair<int, const void*>, std::shared_ptr<const PortPlan>> plans_;
 };
 
 }  // namespace ddlsim::models::detail

@@ -514,3 +514,28 @@ TEST_CASE("write_dot") {
   CHECK(dot.find("  \"ps-0\" -- \"switch-0\" [label=\"10 Gbps, 2 us\"];\n") != std::string::npos);
   CHECK(dot.substr(dot.size() - 2) == "}\n");
 }
+
+TEST_CASE("rank neighbourhood for topology-aware collectives") {
+  auto build = [](const std::string& name, int workers, const ddlsim::json& params) {
+    ddlsim::platforms::BuildRequest req;
+    req.workers = workers;
+    req.link = ddlsim::platforms::LinkSpec{1e9, 1e-6};
+    return ddlsim::platforms::TopologyRegistry::instance()
+        .create(name, params, "/platform/topology", "/platform/params", "topology")
+        ->build(req);
+  };
+  // A star: one switch reaches everybody, the relation is complete -> empty.
+  CHECK(ddlsim::platforms::rank_neighbours(build("star", 8, ddlsim::json::object())).empty());
+  // A 4x4 torus: four direct neighbours each, (x +- 1, y +- 1) with wrap-around.
+  const auto torus = ddlsim::platforms::rank_neighbours(build("torus", 16, ddlsim::json{{"dims", {4, 4}}}));
+  REQUIRE(torus.size() == 16);
+  for (const auto& nb : torus) CHECK(nb.size() == 4);
+  CHECK(torus[0] == std::vector<int>{1, 3, 4, 12});
+  // A ring of 6: two neighbours each.
+  const auto ring = ddlsim::platforms::rank_neighbours(build("ring", 6, ddlsim::json::object()));
+  REQUIRE(ring.size() == 6);
+  CHECK(ring[0] == std::vector<int>{1, 5});
+  // A k=4 fat tree: only the two hosts under one edge switch are one switch apart;
+  // that relation is disconnected -> empty (collectives use the complete graph).
+  CHECK(ddlsim::platforms::rank_neighbours(build("fat_tree", 16, ddlsim::json{{"k", 4}})).empty());
+}

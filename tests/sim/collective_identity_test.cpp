@@ -97,3 +97,16 @@ TEST_CASE("contention: ring all-reduce on a k=4 fat tree, 4:1 oversubscribed vs 
   CHECK(over["ring"].simulated_s / full["ring"].simulated_s == doctest::Approx(t_over / t_full).epsilon(1e-6));
   CHECK(t_over / t_full > 3.99);
 }
+
+TEST_CASE("topology-aware MultiTree on a 4x4 torus: every message crosses one link, none share one") {
+  // Trees grow over direct links only and every rank sends and receives at most
+  // one message per tick, so each tick costs exactly one link latency plus
+  // (M/K) beta. The closed form charges the analytic alpha (the worst path from
+  // worker 0: 4 hops) per tick, which gives the tick count.
+  const double lat = 1e-6, beta = 8.0 / 25e9, m = 16.0 * 1024 * 1024, k = 4;
+  auto rows = run_csv("-n 16 -m 16MiB -b 25Gbps -l 1us -t torus --servers 0 --algorithms multitree "
+                      "--topology-params '{\"dims\":[4,4]}'");
+  const double ticks = rows["multitree"].analytic_s / (4 * lat + m / k * beta);
+  CHECK(ticks == doctest::Approx(std::round(ticks)).epsilon(1e-9));
+  CHECK(rows["multitree"].simulated_s == doctest::Approx(std::round(ticks) * (lat + m / k * beta)).epsilon(1e-6));
+}
