@@ -38,7 +38,7 @@ TEST_CASE("registry creates by name, validates params, lists valid names") {
 }
 
 TEST_CASE("every expected sync model and compressor is registered") {
-  for (const char* name : {"bsp"}) CHECK(models::SyncModelRegistry::instance().contains(name));
+  for (const char* name : {"bsp", "asp"}) CHECK(models::SyncModelRegistry::instance().contains(name));
   for (const char* name : {"none"}) CHECK(models::CompressorRegistry::instance().contains(name));
   auto none = models::CompressorRegistry::instance().create("none", json::object(), "/n", "/p", "compressor");
   CHECK(none->wire_bytes(1234.5) == 1234.5);
