@@ -45,6 +45,7 @@ struct WorkerState {
   int outstanding = 0;                                     // submitted and not finished
   bool waiting = false;
   std::vector<QueuedComm> analytic_pending;  // analytic fidelity: all-reduces resolved at wait_comm
+  std::map<int, TrafficCounters> analytic_traffic;  // per bucket: what its all-reduce sends (same every iteration)
   std::map<std::pair<int, int>, std::int64_t> seen_version;  // (server, bucket) -> version last pulled
 };
 
@@ -185,8 +186,13 @@ class SimRuntime final : public models::Runtime {
       auto& it = rec.iterations.at(static_cast<std::size_t>(item.iteration));
       it.arrivals.at(b) = own;
       it.comm_busy_s += end - own;
-      add_traffic(schedule_traffic(algo.rank_phases(rank_, ctx_.group, item.request.bytes)), rec.bytes_sent,
-                  rec.messages_sent);
+      auto cached = state.analytic_traffic.find(item.request.bucket);
+      if (cached == state.analytic_traffic.end())
+        cached = state.analytic_traffic
+                     .emplace(item.request.bucket,
+                              schedule_traffic(algo.rank_phases(rank_, ctx_.group, item.request.bytes)))
+                     .first;
+      add_traffic(cached->second, rec.bytes_sent, rec.messages_sent);
       if (rank_ == 0)
         for (int s = 0; algo.uses_servers() && s < ctx_.group.servers; ++s)
           add_traffic(schedule_traffic(algo.rank_phases(ctx_.group.workers + s, ctx_.group, item.request.bytes)),
