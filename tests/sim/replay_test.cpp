@@ -203,3 +203,23 @@ TEST_CASE("time-varying links: bandwidth and latency traces") {
   CHECK(worker_mean(r.iterations_csv, 0) ==
         doctest::Approx((first + c + 2 * (n - 1) * ALPHA + 2 * (n - 1) / n * m * 2 * BETA) / 2).epsilon(1e-6));
 }
+
+TEST_CASE("network models: calibrated factors are exact, tcp is slower than ideal") {
+  TempDir tmp;
+  json s = two_layer(4, false);
+  s["workload"]["iterations"] = 2;
+  s["training"]["bucketing"] = {{"bucket_bytes", "1TB"}, {"overlap", false}};
+  const double c = 6e-3, m = 20e6, n = 4;
+  const double ideal = c + 2 * (n - 1) * ALPHA + 2 * (n - 1) / n * m * BETA;
+  s["network"] = {{"model", "calibrated"}, {"latency_factor", 2}, {"bandwidth_factor", 0.5}};
+  const json calibrated = run(tmp, "cal", s).summary;
+  CHECK(calibrated["network_model"] == "calibrated");
+  CHECK(calibrated["iteration_time_s"].get<double>() ==
+        doctest::Approx(c + 2 * (n - 1) * 2 * ALPHA + 2 * (n - 1) / n * m * 2 * BETA).epsilon(1e-6));
+  s["network"] = {{"model", "tcp"}};
+  const json tcp = run(tmp, "tcp", s).summary;
+  CHECK(tcp["network_model"] == "tcp");
+  // LV08: latency x 13.01, bandwidth x 0.97, plus cross traffic: never faster than that bound.
+  CHECK(tcp["iteration_time_s"].get<double>() >= c + 2 * (n - 1) * 13.01 * ALPHA + 2 * (n - 1) / n * m * BETA / 0.97);
+  CHECK(tcp["iteration_time_s"].get<double>() > ideal);
+}
