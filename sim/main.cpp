@@ -52,22 +52,22 @@ int run_cli(int argc, char** argv) {
   std::vector<std::string> overrides;
   bool quiet = false;
 
-  auto* run = app.add_subcommand("run", "simulate a scenario and write OUT/summary.json");
+  auto* run = app.add_subcommand("run", "simulate a scenario; write summary.json, iterations.csv, links.csv, timeline.json");
   run->add_option("scenario", scenario_file, "scenario JSON file")->required();
   run->add_option("--set", overrides, "override a field before validation: PATH=VALUE (dotted or /json/pointer)")
-      ->take_all();
+      ->expected(1)->take_all();
   run->add_option("--out", out_dir, "output directory (default: the scenario's output.dir)");
   run->add_flag("--quiet,-q", quiet, "do not print the results table");
 
   auto* validate = app.add_subcommand("validate", "check a scenario without simulating");
   validate->add_option("scenario", scenario_file, "scenario JSON file")->required();
-  validate->add_option("--set", overrides, "override a field before validation: PATH=VALUE")->take_all();
+  validate->add_option("--set", overrides, "override a field before validation: PATH=VALUE")->expected(1)->take_all();
 
   auto* list = app.add_subcommand("list", "list every registered topology, sync model, collective and compressor");
 
   auto* platform = app.add_subcommand("platform", "build a scenario's topology and describe it");
   platform->add_option("scenario", scenario_file, "scenario JSON file")->required();
-  platform->add_option("--set", overrides, "override a field before validation: PATH=VALUE")->take_all();
+  platform->add_option("--set", overrides, "override a field before validation: PATH=VALUE")->expected(1)->take_all();
   platform->add_option("--dot", dot_file, "write the topology as Graphviz DOT to this file");
   bool list_links = false;
   platform->add_flag("--links", list_links, "list every link: name, bandwidth, latency");
