@@ -53,7 +53,11 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
     row.algorithm = names[i];
     row.operation = algo.operation();
     row.resolved = algo.resolved_name(group, req.bytes, ab);
-    row.analytic_s = algo.analytic_time_s(group, req.bytes, ab);
+    try {
+      row.analytic_s = algo.analytic_time_s(group, req.bytes, ab);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError("--algorithms", fmt::format("\"{}\" cannot run here: {}", names[i], e.what()));
+    }
     rows.push_back(row);
   }
 
@@ -65,7 +69,7 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
     auto barrier = sg4::Barrier::create(static_cast<unsigned>(ranks));
     const bool stepwise = req.network.granularity == Granularity::STEPWISE;
     for (int r = 0; r < ranks; ++r) {
-      sg4::Actor::create(fmt::format("rank-{}", r), platform.hosts[static_cast<std::size_t>(r)], [&, r]() {
+      sg4::Actor::create(fmt::format("rank-{}", r), platform.hosts[static_cast<std::size_t>(r)], session.guard([&, r]() {
         for (std::size_t i = 0; i < algorithms.size(); ++i) {
           const auto& algo = algorithms[i]->resolve(group, req.bytes, ab);
           TrafficCounters traffic;
@@ -78,9 +82,10 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
           barrier->wait();
           if (r == 0) rows[i].simulated_s = sg4::Engine::get_clock() - t0;
         }
-      });
+      }));
     }
     session.engine().run();
+    session.rethrow_if_failed();
     if (session.deadlocked()) throw std::runtime_error("the collective comparison deadlocked");
   }
 

@@ -6,7 +6,9 @@
 
 #include "sim/scenario.hpp"
 
+#include <exception>
 #include <memory>
+#include <simgrid/Exception.hpp>
 #include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
@@ -22,11 +24,32 @@ class EngineSession {
   simgrid::s4u::Engine& engine() { return *engine_; }
   [[nodiscard]] bool deadlocked() const { return *deadlock_; }
 
+  /// Wraps an actor body: an exception escaping it (SimGrid would abort the
+  /// process) is kept, every actor is killed so run() returns, and
+  /// rethrow_if_failed() rethrows it after the run.
+  template <class F>
+  auto guard(F body) {
+    return [this, body = std::move(body)]() mutable {
+      try {
+        body();
+      } catch (const simgrid::ForcefulKillException&) {
+        throw;  // SimGrid's own unwinding of killed actors
+      } catch (...) {
+        if (!failure_) failure_ = std::current_exception();
+        simgrid::s4u::Actor::kill_all();
+      }
+    };
+  }
+  void rethrow_if_failed() const {
+    if (failure_) std::rethrow_exception(failure_);
+  }
+
  private:
   std::vector<std::string> args_;
   std::vector<char*> argv_;
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   std::shared_ptr<bool> deadlock_ = std::make_shared<bool>(false);
+  std::exception_ptr failure_;
 };
 
 }  // namespace ddlsim::sim

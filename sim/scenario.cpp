@@ -336,6 +336,13 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
       throw ConfigError("/training/collective/name",
                         fmt::format("\"{}\" is a {} algorithm; gradient aggregation needs an all-reduce",
                                     s.training.collective.name, coll.operation()));
+    try {  // parameters that depend on the group (e.g. torus2d rows must divide N)
+      (void)coll.analytic_time_s(models::CollectiveGroup(s.platform.workers, s.platform.parameter_servers), 1.0,
+                                 models::AlphaBeta{1e-6, 1e-9});
+    } catch (const std::invalid_argument& e) {
+      if (!coll.uses_servers() || s.platform.parameter_servers > 0)
+        throw ConfigError("/training/collective/params", e.what());
+    }
     if (coll.uses_servers() && s.platform.parameter_servers < 1)
       throw ConfigError("/platform/parameter_servers",
                         fmt::format("collective \"{}\" needs at least 1 parameter server, got 0", s.training.collective.name));

@@ -461,29 +461,32 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   const auto& sync = *scenario.training.sync_model;
   for (int r = 0; r < scenario.platform.workers; ++r) {
     auto* host = ctx.platform.hosts[static_cast<std::size_t>(r)];
-    sg4::Actor::create(fmt::format("worker-{}", r), host, [&ctx, &sync, r]() {
+    sg4::Actor::create(fmt::format("worker-{}", r), host, session.guard([&ctx, &sync, r]() {
       SimRuntime runtime(ctx, r);
       sync.run_worker(runtime, ctx.plan);
-    });
-    sg4::Actor::create(fmt::format("comm-{}", r), host, [&ctx, r]() { comm_stream(ctx, r); })->daemonize();
+    }));
+    sg4::Actor::create(fmt::format("comm-{}", r), host, session.guard([&ctx, r]() { comm_stream(ctx, r); }))
+        ->daemonize();
   }
   for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
     auto* host = ctx.platform.hosts[static_cast<std::size_t>(scenario.platform.workers + s)];
     if (sync.uses_servers())
-      sg4::Actor::create(fmt::format("ps-{}", s), host, [&ctx, &sync, s]() {
+      sg4::Actor::create(fmt::format("ps-{}", s), host, session.guard([&ctx, &sync, s]() {
         // A permanent receiver: pushes from every worker flow at once (eagerly), as into a real server's NIC.
         ctx.push_boxes[static_cast<std::size_t>(s)]->set_receiver(sg4::Actor::self());
         SimServerRuntime runtime(ctx, s);
         sync.run_server(runtime, ctx.plan);
-      });
+      }));
     if (scenario.training.collective_algorithm->uses_servers() && !ctx.analytic()) {
       ctx.collective_jobs.emplace_back();
       ctx.collective_ready.push_back(sg4::Semaphore::create(0));
-      sg4::Actor::create(fmt::format("ps-collective-{}", s), host, [&ctx, s]() { collective_server(ctx, s); })
+      sg4::Actor::create(fmt::format("ps-collective-{}", s), host,
+                         session.guard([&ctx, s]() { collective_server(ctx, s); }))
           ->daemonize();
     }
   }
   session.engine().run();
+  session.rethrow_if_failed();
   if (session.deadlocked()) throw std::runtime_error("the simulation deadlocked (sends and receives do not match)");
   ctx.result.makespan_s = sg4::Engine::get_clock();
   compute_straggler_wait(ctx.result);

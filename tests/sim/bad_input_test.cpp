@@ -184,3 +184,16 @@ TEST_CASE("platform writes Graphviz and describes the graph") {
   CHECK(dot.rfind("graph \"fat_tree\" {", 0) == 0);
   CHECK(dot.find("\"worker-15\" [shape=box];") != std::string::npos);
 }
+
+TEST_CASE("collective parameters that do not fit the group are refused at load time") {
+  json doc = good();
+  doc["training"]["collective"] = {{"name", "torus2d"}, {"params", {{"rows", 3}}}};
+  CHECK(run_bad_doc(doc) ==
+        "ddlsim: error: /training/collective/params: torus2d: rows = 3 does not divide the group size 4\n");
+  auto r = ddlsim::test::ddlsim("collectives -n 8 --algorithms torus2d,ring --fidelity analytic");
+  CHECK(r.exit_code == 0);
+  doc = good();
+  doc["training"]["sync"] = {{"name", "asp"}};
+  CHECK(run_bad_doc(doc) == "ddlsim: error: /platform/parameter_servers: sync model \"asp\" with these params needs at "
+                            "least 1 parameter server, got 0\n");
+}
