@@ -265,8 +265,9 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     std::string fidelity = n.choice("fidelity", {"analytic", "flow", "packet"}, "flow");
     if (fidelity == "packet")
       throw ConfigError("/network/fidelity",
-                        "\"packet\" needs SimGrid built with ns-3, which Debian's libsimgrid-dev does not include; "
-                        "valid values here are: analytic, flow");
+                        "\"packet\" (SimGrid's ns-3 binding) is not supported yet: ns-3 needs every host on a "
+                        "one-hop link of a routed zone, which the platform emitter does not build; valid values here "
+                        "are: analytic, flow");
     s.network.fidelity = fidelity == "analytic" ? Fidelity::ANALYTIC : Fidelity::FLOW;
     std::string model = n.choice("model", {"ideal", "tcp", "calibrated"}, "ideal");
     s.network.model = model == "ideal" ? NetworkModel::IDEAL : model == "tcp" ? NetworkModel::TCP : NetworkModel::CALIBRATED;
