@@ -26,6 +26,7 @@ namespace ddlsim::models {
 namespace {
 
 using detail::floor_log2;
+using detail::PowerOfTwoFold;
 using detail::recv_from;
 using detail::send_to;
 
@@ -48,33 +49,19 @@ class HalvingDoubling final : public Collective {
     const int n = group.workers;
     if (n <= 1 || rank < 0 || rank >= n) return {};
     const int levels = floor_log2(n);
-    const int p = 1 << levels;
-    const int rem = n - p;
     std::vector<RankStep> steps;
-    int new_rank = rank - rem;
-    if (rank < 2 * rem) {
-      if (rank % 2 == 0) {
-        steps.push_back(RankStep{{send_to(rank + 1, bytes)}, 1});
-        new_rank = -1;
-      } else {
-        steps.push_back(RankStep{{recv_from(rank - 1, bytes)}, 1});
-        new_rank = rank / 2;
-      }
-    }
-    if (new_rank >= 0) {
+    const PowerOfTwoFold fold(n, rank);
+    fold.pre(bytes, steps);
+    if (const int core = fold.core_rank(); core >= 0) {
       auto exchange = [&](int k) {
-        const int new_peer = new_rank ^ (1 << k);
-        const int peer = new_peer < rem ? 2 * new_peer + 1 : new_peer + rem;
+        const int peer = fold.real_rank(core ^ (1 << k));
         const double chunk = bytes / static_cast<double>(std::int64_t{2} << k);
         steps.push_back(RankStep{{send_to(peer, chunk), recv_from(peer, chunk)}, 1});
       };
       for (int k = 0; k < levels; ++k) exchange(k);       // recursive halving
       for (int k = levels - 1; k >= 0; --k) exchange(k);  // recursive doubling
     }
-    if (rank < 2 * rem) {
-      if (rank % 2 == 1) steps.push_back(RankStep{{send_to(rank - 1, bytes)}, 1});
-      else steps.push_back(RankStep{{recv_from(rank + 1, bytes)}, 1});
-    }
+    fold.post(bytes, steps);
     return steps;
   }
 };

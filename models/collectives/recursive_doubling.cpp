@@ -24,6 +24,7 @@ namespace ddlsim::models {
 namespace {
 
 using detail::floor_log2;
+using detail::PowerOfTwoFold;
 using detail::recv_from;
 using detail::send_to;
 
@@ -43,30 +44,15 @@ class RecursiveDoubling final : public Collective {
                                                     double bytes) const override {
     const int n = group.workers;
     if (n <= 1 || rank < 0 || rank >= n) return {};
-    const int p = 1 << floor_log2(n);
-    const int rem = n - p;
     std::vector<RankStep> steps;
-    int new_rank = rank - rem;
-    if (rank < 2 * rem) {
-      if (rank % 2 == 0) {
-        steps.push_back(RankStep{{send_to(rank + 1, bytes)}, 1});
-        new_rank = -1;
-      } else {
-        steps.push_back(RankStep{{recv_from(rank - 1, bytes)}, 1});
-        new_rank = rank / 2;
-      }
-    }
-    if (new_rank >= 0) {
-      for (int mask = 1; mask < p; mask <<= 1) {
-        const int new_peer = new_rank ^ mask;
-        const int peer = new_peer < rem ? 2 * new_peer + 1 : new_peer + rem;
+    const PowerOfTwoFold fold(n, rank);
+    fold.pre(bytes, steps);
+    if (const int core = fold.core_rank(); core >= 0)
+      for (int mask = 1; mask < fold.p; mask <<= 1) {
+        const int peer = fold.real_rank(core ^ mask);
         steps.push_back(RankStep{{send_to(peer, bytes), recv_from(peer, bytes)}, 1});
       }
-    }
-    if (rank < 2 * rem) {
-      if (rank % 2 == 1) steps.push_back(RankStep{{send_to(rank - 1, bytes)}, 1});
-      else steps.push_back(RankStep{{recv_from(rank + 1, bytes)}, 1});
-    }
+    fold.post(bytes, steps);
     return steps;
   }
 };

@@ -49,6 +49,38 @@ inline int ceil_log2(std::int64_t n) {
   return k;
 }
 
+/// MPICH's handling of a group size N that is not a power of two for the
+/// recursive algorithms (Thakur, Rabenseifner & Gropp 2005): with p the largest
+/// power of two <= N and r = N - p, each even rank among the first 2r sends its
+/// whole buffer to the odd rank above it and sits out; the p remaining ranks run
+/// the power-of-two algorithm under "core" ranks 0..p-1; at the end each odd
+/// rank returns the result to the even rank below. Adds 2 (alpha + M beta) when r > 0.
+struct PowerOfTwoFold {
+  PowerOfTwoFold(int n, int rank_) : rank(rank_), p(1 << floor_log2(n)), rem(n - p) {}
+  int rank;
+  int p;
+  int rem;
+  /// This rank's core rank, or -1 if it sits out.
+  [[nodiscard]] int core_rank() const {
+    if (rank >= 2 * rem) return rank - rem;
+    return rank % 2 == 0 ? -1 : rank / 2;
+  }
+  /// The real rank of core rank `core`.
+  [[nodiscard]] int real_rank(int core) const { return core < rem ? 2 * core + 1 : core + rem; }
+  /// The fold-in step (before the core algorithm).
+  void pre(double bytes, std::vector<RankStep>& steps) const {
+    if (rank >= 2 * rem) return;
+    if (rank % 2 == 0) steps.push_back(RankStep{{send_to(rank + 1, bytes)}, 1});
+    else steps.push_back(RankStep{{recv_from(rank - 1, bytes)}, 1});
+  }
+  /// The fold-out step (after the core algorithm).
+  void post(double bytes, std::vector<RankStep>& steps) const {
+    if (rank >= 2 * rem) return;
+    if (rank % 2 == 1) steps.push_back(RankStep{{send_to(rank - 1, bytes)}, 1});
+    else steps.push_back(RankStep{{recv_from(rank + 1, bytes)}, 1});
+  }
+};
+
 /// One op of a PortPlan: `bytes` is in units of one message (scaled by the caller).
 struct PortOp {
   int tick = 0;
