@@ -3,6 +3,8 @@
 #include "models/units.hpp"
 
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <fmt/format.h>
 #include <limits>
 
@@ -48,6 +50,33 @@ std::string pointer_append(const std::string& path, const std::string& key) {
     else escaped += c;
   }
   return path + "/" + escaped;
+}
+
+json read_json_file(const std::string& file, const std::string& what) {
+  std::ifstream in(file);
+  if (!in) throw ConfigError("", fmt::format("cannot open {} file \"{}\"", what, file));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error& e) {
+    // Line and column from the byte offset nlohmann reports (1-based; the offset is one past the error).
+    std::size_t line = 1, column = 0;
+    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 0;
+      } else {
+        ++column;
+      }
+    }
+    ++column;
+    std::string reason = e.what();
+    if (auto pos = reason.find(": "); pos != std::string::npos && reason.rfind("[json.exception", 0) == 0)
+      reason = reason.substr(pos + 2);
+    throw ConfigError("", fmt::format("{}: malformed JSON at line {}, column {}: {}", file, line, column, reason));
+  }
 }
 
 ObjectReader::ObjectReader(const json& value, std::string path) : value_(&value), path_(std::move(path)) {

@@ -26,6 +26,10 @@ std::string join_names(const std::vector<std::string>& names);
 /// Escapes one key for a JSON pointer ("~" -> "~0", "/" -> "~1").
 std::string pointer_append(const std::string& path, const std::string& key);
 
+/// Reads a JSON file. Errors (ConfigError with an empty path): `cannot open <what> file "<file>"`, and
+/// `<file>: malformed JSON at line L, column C: <reason>`.
+json read_json_file(const std::string& file, const std::string& what);
+
 class ObjectReader {
  public:
   /// Throws ConfigError(path, "expected an object, got ...") if `value` is not an object.

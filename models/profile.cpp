@@ -1,9 +1,7 @@
 #include "models/profile.hpp"
 
 #include <fmt/format.h>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 namespace ddlsim::models {
 
@@ -70,15 +68,11 @@ Profile parse_profile(const json& value, const std::string& path) {
 }
 
 Profile load_profile_file(const std::string& file, const std::string& ref_path) {
-  std::ifstream in(file);
-  if (!in) throw ConfigError(ref_path, fmt::format("cannot open profile file \"{}\"", file));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
   json doc;
   try {
-    doc = json::parse(buffer.str());
-  } catch (const json::parse_error& e) {
-    throw ConfigError(ref_path, fmt::format("malformed JSON in profile file \"{}\": {}", file, e.what()));
+    doc = read_json_file(file, "profile");
+  } catch (const ConfigError& e) {
+    throw ConfigError(ref_path, e.what());
   }
   try {
     return parse_profile(doc, "");

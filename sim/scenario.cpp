@@ -6,22 +6,12 @@
 #include <filesystem>
 #include <set>
 #include <fmt/format.h>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 namespace ddlsim::sim {
 namespace {
 
 constexpr int MAX_WORKERS = 1'000'000;
-
-std::string slurp(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw ConfigError("", fmt::format("cannot open scenario file \"{}\"", file));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
 
 Plugin read_plugin(ObjectReader& training, const std::string& key, const std::string& default_name) {
   ObjectReader r = training.object(key);
@@ -154,28 +144,6 @@ std::string to_string(NetworkModel m) {
   return "?";
 }
 std::string to_string(Granularity g) { return g == Granularity::STEPWISE ? "stepwise" : "pipelined"; }
-
-json read_json_file(const std::string& file) {
-  const std::string text = slurp(file);
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // Recompute line and column from the byte offset nlohmann reports.
-    std::size_t line = 1, column = 0;
-    for (std::size_t i = 0; i < e.byte && i < text.size() + 1; ++i) {
-      if (i < text.size() && text[i] == '\n' && i + 1 < e.byte) {
-        ++line;
-        column = 0;
-      } else {
-        ++column;
-      }
-    }
-    std::string reason = e.what();
-    if (auto pos = reason.find(": "); pos != std::string::npos && reason.rfind("[json.exception", 0) == 0)
-      reason = reason.substr(pos + 2);
-    throw ConfigError("", fmt::format("{}: malformed JSON at line {}, column {}: {}", file, line, column, reason));
-  }
-}
 
 void apply_override(json& doc, const std::string& assignment) {
   const auto eq = assignment.find('=');
@@ -363,7 +331,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
 }
 
 Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
-  json doc = read_json_file(file);
+  json doc = read_json_file(file, "scenario");
   for (const auto& o : overrides) apply_override(doc, o);
   return parse_scenario(doc, std::filesystem::path(file).parent_path().string());
 }

@@ -131,9 +131,6 @@ double StragglerSpec::factor(int rank, Rng& rng) const {
   return f;
 }
 
-/// Reads a scenario file as JSON. Malformed JSON -> ConfigError("", "<file>: malformed JSON at line L, column C: ...").
-json read_json_file(const std::string& file);
-
 /// Applies one "--set path=value" override to `doc`. `path` is dotted
 /// (platform.link.bandwidth) or a JSON pointer (/platform/link/bandwidth);
 /// `value` is parsed as JSON, and taken as a string if it is not valid JSON.

@@ -202,3 +202,19 @@ TEST_CASE("collective parameters that do not fit the group are refused at load t
   CHECK(run_bad_doc(doc) == "ddlsim: error: /platform/parameter_servers: sync model \"asp\" with these params needs at "
                             "least 1 parameter server, got 0\n");
 }
+
+TEST_CASE("profile files: malformed JSON and bad fields name the file and the path") {
+  TempDir tmp;
+  tmp.write("bad.json", "{\"model\": \"m\",\n\"layers\": [}");
+  tmp.write("neg.json", R"({"model": "m", "layers": [{"name": "a", "forward_s": "-1ms"}]})");
+  json doc = good();
+  doc["workload"] = {{"profile", tmp.file("bad.json")}};
+  CHECK(run_bad_doc(doc) == fmt::format("ddlsim: error: /workload/profile: {}: malformed JSON at line 2, column 11: "
+                                        "syntax error while parsing value - unexpected '}}'; expected '[', '{{', or a "
+                                        "literal\n",
+                                        tmp.file("bad.json")));
+  doc["workload"] = {{"profile", tmp.file("neg.json")}};
+  CHECK(run_bad_doc(doc) == fmt::format("ddlsim: error: /workload/profile: in profile file \"{}\": "
+                                        "/layers/0/forward_s: time must not be negative, got \"-1ms\"\n",
+                                        tmp.file("neg.json")));
+}
