@@ -209,7 +209,7 @@ TEST_CASE("profile files: malformed JSON and bad fields name the file and the pa
   tmp.write("neg.json", R"({"model": "m", "layers": [{"name": "a", "forward_s": "-1ms"}]})");
   json doc = good();
   doc["workload"] = {{"profile", tmp.file("bad.json")}};
-  CHECK(run_bad_doc(doc) == fmt::format("ddlsim: error: /workload/profile: {}: malformed JSON at line 2, column 11: "
+  CHECK(run_bad_doc(doc) == fmt::format("ddlsim: error: /workload/profile: {}: malformed JSON at line 2, column 12: "
                                         "syntax error while parsing value - unexpected '}}'; expected '[', '{{', or a "
                                         "literal\n",
                                         tmp.file("bad.json")));
