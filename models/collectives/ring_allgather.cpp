@@ -14,27 +14,10 @@
 namespace ddlsim::models {
 namespace {
 
-using detail::recv_from;
-using detail::send_to;
-
-class RingAllgather final : public Collective {
+/// The schedule and closed form are the shared ring pass; only the operation differs.
+class RingAllgather final : public detail::RingPass {
  public:
   [[nodiscard]] std::string operation() const override { return "allgather"; }
-
-  [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
-    if (group.workers <= 1) return 0.0;
-    const double n = group.workers;
-    return (n - 1) * ab.alpha_s + (n - 1) / n * bytes * ab.beta_s_per_byte;
-  }
-
-  [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
-                                                    double bytes) const override {
-    const int n = group.workers;
-    if (n <= 1 || rank < 0 || rank >= n) return {};
-    const double block = bytes / n;
-    const RankStep step{{send_to((rank + 1) % n, block), recv_from((rank + n - 1) % n, block)}, 1};
-    return std::vector<RankStep>(static_cast<std::size_t>(n - 1), step);
-  }
 };
 
 }  // namespace

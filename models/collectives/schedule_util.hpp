@@ -49,6 +49,27 @@ inline int ceil_log2(std::int64_t n) {
   return k;
 }
 
+/// One pass around the ring (all-gather or reduce-scatter): N-1 steps in which
+/// rank r sends a block of M/N to r+1 and receives one from r-1, both at once;
+/// (N-1) alpha + (N-1)/N M beta on the reference platform.
+class RingPass : public Collective {
+ public:
+  [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
+    if (group.workers <= 1) return 0.0;
+    const double n = group.workers;
+    return (n - 1) * ab.alpha_s + (n - 1) / n * bytes * ab.beta_s_per_byte;
+  }
+
+  [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
+                                                    double bytes) const override {
+    const int n = group.workers;
+    if (n <= 1 || rank < 0 || rank >= n) return {};
+    const double block = bytes / n;
+    const RankStep step{{send_to((rank + 1) % n, block), recv_from((rank + n - 1) % n, block)}, 1};
+    return std::vector<RankStep>(static_cast<std::size_t>(n - 1), step);
+  }
+};
+
 /// MPICH's handling of a group size N that is not a power of two for the
 /// recursive algorithms (Thakur, Rabenseifner & Gropp 2005): with p the largest
 /// power of two <= N and r = N - p, each even rank among the first 2r sends its
