@@ -68,7 +68,7 @@ struct Context {
   std::vector<WorkerState> workers;
   std::vector<std::deque<double>> collective_jobs;   // per server: collectives (bytes) it must serve
   std::vector<sg4::SemaphorePtr> collective_ready;
-  std::vector<sg4::Mailbox*> push_boxes;             // per server
+  std::vector<std::vector<sg4::Mailbox*>> push_boxes;  // per server, per worker
   std::map<int, AnalyticRound> rounds;               // analytic fidelity, by iteration
   ProgressCallback progress;
   SimulationResult result;
@@ -250,7 +250,8 @@ void comm_stream(Context& ctx, int rank) {
       std::vector<sg4::CommPtr> comms;
       for (int s = 0; s < servers; ++s) {
         auto* msg = new PsMessage{rank, req.bucket, shard, state.seen_version[{s, req.bucket}], item.iteration};
-        comms.push_back(ctx.push_boxes[static_cast<std::size_t>(s)]->put_async(msg, units_of(shard)));
+        comms.push_back(ctx.push_boxes[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank)]->put_async(
+            msg, units_of(shard)));
         rec.bytes_sent += shard;
         ++rec.messages_sent;
       }
@@ -312,8 +313,25 @@ class SimServerRuntime final : public models::ServerRuntime {
     sg4::this_actor::sleep_for(seconds);
   }
 
+  /// Pushes are taken in the order they finish arriving: the server keeps one
+  /// receive posted per worker (so every push flows at once into its NIC, as into
+  /// a real server's) and waits for whichever completes first. A single mailbox
+  /// would hand pushes over in posting order, so a fast worker's finished push
+  /// would wait behind a slow worker's unfinished one.
   models::Push receive_push() override {
-    std::unique_ptr<PsMessage> msg(ctx_.push_boxes[static_cast<std::size_t>(server_)]->get<PsMessage>());
+    const auto n = static_cast<std::size_t>(ctx_.group.workers);
+    if (received_.empty()) {
+      inbox_.assign(n, nullptr);
+      received_.assign(n, 0);
+      for (std::size_t w = 0; w < n; ++w) post(w);
+    }
+    const auto done = static_cast<std::size_t>(sg4::Comm::wait_any(active_));
+    const auto w = worker_of_[done];
+    active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(done));
+    worker_of_.erase(worker_of_.begin() + static_cast<std::ptrdiff_t>(done));
+    std::unique_ptr<PsMessage> msg(static_cast<PsMessage*>(inbox_[w]));
+    inbox_[w] = nullptr;
+    if (++received_[w] < pushes_per_worker()) post(w);
     last_iteration_ = msg->iteration;
     return models::Push{msg->worker, msg->bucket, msg->bytes, msg->version};
   }
@@ -328,9 +346,22 @@ class SimServerRuntime final : public models::ServerRuntime {
   void record_staleness(std::int64_t staleness) override { ctx_.result.staleness.push_back(staleness); }
 
  private:
+  [[nodiscard]] std::int64_t pushes_per_worker() const {
+    return static_cast<std::int64_t>(ctx_.plan.iterations) * static_cast<std::int64_t>(ctx_.plan.buckets.size());
+  }
+  void post(std::size_t worker) {
+    if (pushes_per_worker() <= received_[worker]) return;
+    active_.push_back(ctx_.push_boxes[static_cast<std::size_t>(server_)][worker]->get_async(&inbox_[worker]));
+    worker_of_.push_back(worker);
+  }
+
   Context& ctx_;
   int server_;
   int last_iteration_ = 0;
+  std::vector<sg4::CommPtr> active_;       // receives posted and not finished
+  std::vector<std::size_t> worker_of_;     // the worker of each entry of active_
+  std::vector<void*> inbox_;               // per worker: the message of its posted receive
+  std::vector<std::int64_t> received_;     // per worker: pushes taken so far (empty before the first)
 };
 
 /// Installs the scenario's link traces (SimGrid profiles) on a link before it is sealed.
@@ -455,8 +486,10 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.result.alpha_s = ctx.ab.alpha_s;
   ctx.result.beta_s_per_byte = ctx.ab.beta_s_per_byte;
   ctx.result.buckets = static_cast<int>(ctx.plan.buckets.size());
-  for (int s = 0; s < scenario.platform.parameter_servers; ++s)
-    ctx.push_boxes.push_back(sg4::Mailbox::by_name(fmt::format("push:{}", s)));
+  for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
+    auto& boxes = ctx.push_boxes.emplace_back();
+    for (int w = 0; w < scenario.platform.workers; ++w) boxes.push_back(sg4::Mailbox::by_name(fmt::format("push:{}<{}", s, w)));
+  }
 
   const auto& sync = *scenario.training.sync_model;
   for (int r = 0; r < scenario.platform.workers; ++r) {
@@ -472,8 +505,6 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     auto* host = ctx.platform.hosts[static_cast<std::size_t>(scenario.platform.workers + s)];
     if (sync.uses_servers())
       sg4::Actor::create(fmt::format("ps-{}", s), host, session.guard([&ctx, &sync, s]() {
-        // A permanent receiver: pushes from every worker flow at once (eagerly), as into a real server's NIC.
-        ctx.push_boxes[static_cast<std::size_t>(s)]->set_receiver(sg4::Actor::self());
         SimServerRuntime runtime(ctx, s);
         sync.run_server(runtime, ctx.plan);
       }));
