@@ -161,6 +161,10 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["network_model"] = sim::to_string(sc.network.model);
   j["collective_granularity"] =
       sc.network.fidelity == sim::Fidelity::ANALYTIC ? "closed_form" : sim::to_string(sc.network.granularity);
+  j["collective_call_cost_s"] = sc.network.collective_call_s;
+  // Parameter-server pushes and pulls are point-to-point flows at every fidelity
+  // (the server's NIC is what they study); say so where the rest is analytic.
+  if (sc.training.sync_model->uses_servers()) j["push_pull_fidelity"] = "flow";
   j["iterations"] = s.iterations;
   j["batch_size_per_worker"] = sc.workload.batch_size;
   j["buckets_per_iteration"] = result.buckets;
@@ -209,11 +213,12 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
           ? fmt::format("{} on {} parameter server{}", sc.training.sync.name, sc.platform.parameter_servers,
                         sc.platform.parameter_servers > 1 ? "s" : "")
           : fmt::format("{} + {} all-reduce", sc.training.sync.name, sc.training.collective.name);
+  const bool analytic = sc.network.fidelity == sim::Fidelity::ANALYTIC;
   out += fmt::format("scenario {}: {} workers, {} topology, {}, {} fidelity ({}), network model {}\n", sc.name,
-                     s.workers, sc.platform.topology, aggregation,
-                     sim::to_string(sc.network.fidelity),
-                     sc.network.fidelity == sim::Fidelity::ANALYTIC ? "closed form"
-                                                                    : sim::to_string(sc.network.granularity),
+                     s.workers, sc.platform.topology, aggregation, sim::to_string(sc.network.fidelity),
+                     !analytic ? sim::to_string(sc.network.granularity)
+                     : sc.training.sync_model->uses_servers() ? "pushes and pulls run as flows"
+                                                               : "closed form",
                      sim::to_string(sc.network.model));
   auto row = [&out](const std::string& k, const std::string& v) { out += fmt::format("  {:<32} {}\n", k, v); };
   row("iteration_time_s (mean)", fmt::format("{:.6g}  (median {:.6g}, p95 {:.6g})", s.iteration_time_s,

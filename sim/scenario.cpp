@@ -85,6 +85,15 @@ std::vector<LinkTrace> read_link_traces(const json& value, const std::string& pa
     trace.period_s = r.has("period") ? r.time_s("period", -1) : -1;
     if (trace.bandwidth_Bps.empty() && trace.latency_s.empty())
       throw ConfigError(r.path(), "a link trace needs \"bandwidth\" or \"latency\"");
+    if (r.has("period")) {
+      double last = 0;
+      for (const auto* series : {&trace.bandwidth_Bps, &trace.latency_s})
+        if (!series->empty()) last = std::max(last, series->back().first);
+      if (!(trace.period_s > last))
+        throw ConfigError(r.path_of("period"),
+                          fmt::format("the period must be longer than the trace's last time ({} s), got {} s", last,
+                                      trace.period_s));
+    }
     r.finish();
     out.push_back(std::move(trace));
   }
@@ -251,6 +260,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
         if (n.raw().contains(key))
           throw ConfigError(n.path_of(key), fmt::format("only valid with \"model\": \"calibrated\", not \"{}\"", model));
     }
+    s.network.collective_call_s = n.time_s("collective_call_cost", 10e-6);
     n.finish();
   }
 
@@ -315,6 +325,13 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     if (coll.uses_servers() && s.platform.parameter_servers < 1)
       throw ConfigError("/platform/parameter_servers",
                         fmt::format("collective \"{}\" needs at least 1 parameter server, got 0", s.training.collective.name));
+    if (s.network.fidelity == Fidelity::ANALYTIC && s.network.model == NetworkModel::TCP &&
+        !s.training.sync_model->uses_servers())
+      throw ConfigError("/network/model",
+                        "\"tcp\" (SimGrid LV08: TCP window, cross traffic and RTT-weighted sharing) is a flow-level "
+                        "model that closed forms cannot honour; at analytic fidelity use \"ideal\" or \"calibrated\" "
+                        "(latency_factor 13.01 and bandwidth_factor 0.97 are LV08's factors without window and cross "
+                        "traffic), or \"fidelity\": \"flow\"");
   }
 
   {  // output

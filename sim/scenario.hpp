@@ -54,6 +54,7 @@ struct NetworkSpec {
   Granularity granularity = Granularity::STEPWISE;
   double latency_factor = 1.0;    // calibrated model only
   double bandwidth_factor = 1.0;  // calibrated model only
+  double collective_call_s = 10e-6;  // fixed launch/handshake cost of every collective call
   std::vector<LinkTrace> link_traces;
 };
 

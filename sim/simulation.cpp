@@ -1,6 +1,7 @@
 #include "sim/simulation.hpp"
 
 #include "platforms/s4u_emitter.hpp"
+#include "sim/analytic_network.hpp"
 #include "sim/engine.hpp"
 #include "sim/schedule_executor.hpp"
 
@@ -62,6 +63,7 @@ struct Context {
   models::TrainingPlan plan;
   models::CollectiveGroup group;
   models::AlphaBeta ab;
+  std::unique_ptr<AnalyticNetwork> network;          // alpha and beta over time (analytic fidelity)
   platforms::EmittedPlatform platform;
   std::unique_ptr<ScheduleExecutor> executor;
   sg4::BarrierPtr comm_barrier;                       // analytic fidelity: all communication streams
@@ -86,6 +88,12 @@ struct Context {
     result.timeline.push_back(TraceEvent{pid, tid, std::move(name), std::move(category), start, duration});
   }
 };
+
+/// The fixed cost of one collective call (launch and handshake); a collective
+/// among a single rank is no call at all.
+double call_cost_s(const Context& ctx, const models::Collective& algo) {
+  return ctx.group.workers > 1 || algo.uses_servers() ? ctx.scenario->network.collective_call_s : 0.0;
+}
 
 std::uint64_t units_of(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes * BYTE_SCALE)); }
 
@@ -180,9 +188,10 @@ class SimRuntime final : public models::Runtime {
       const auto b = static_cast<std::size_t>(item.request.bucket);
       const double own = std::max(item.submit_s, end);
       const double start = std::max(own, round.arrival[b]);
-      const auto& algo = coll.resolve(ctx_.group, item.request.bytes, ctx_.ab);
-      const double duration = algo.analytic_time_s(ctx_.group, item.request.bytes, ctx_.ab);
-      end = start + duration;
+      const auto& ab = ctx_.network->at(start);
+      const auto& algo = coll.resolve(ctx_.group, item.request.bytes, ab);
+      const CostTerms cost = cost_terms(algo, ctx_.group, item.request.bytes, ab);
+      end = ctx_.network->finish(start, call_cost_s(ctx_, algo) + cost.latency_s, cost.transfer_s);
       auto& it = rec.iterations.at(static_cast<std::size_t>(item.iteration));
       it.arrivals.at(b) = own;
       it.comm_busy_s += end - own;
@@ -239,6 +248,8 @@ void comm_stream(Context& ctx, int rank) {
       {
         // "auto" picks its algorithm for this platform's alpha and beta.
         const auto& algo = coll.resolve(ctx.group, req.bytes, ctx.ab);
+        // Every call pays its launch and handshake cost before its first message.
+        if (const double call = call_cost_s(ctx, algo); call > 0) sg4::this_actor::sleep_for(call);
         TrafficCounters traffic;
         ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(rank, ctx.group, req.bytes)
                                                : algo.rank_phases(rank, ctx.group, req.bytes),
@@ -473,7 +484,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.group = models::CollectiveGroup{scenario.platform.workers, scenario.platform.parameter_servers, nullptr};
   if (auto nb = platforms::rank_neighbours(scenario.platform.graph); !nb.empty())
     ctx.group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
-  ctx.ab = analytic_alpha_beta(scenario.platform.graph);
+  ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);
+  ctx.ab = ctx.network->at(0);  // the network model's factors applied (auto picks with it)
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
                                          link_traces(scenario.network, scenario.platform.graph.graph));
   for (const auto* link : ctx.platform.links)

@@ -31,7 +31,7 @@ TEST_CASE("buckets fill in backward order and never pass the cap") {
   CHECK(b[3].last_layer == 0);
 }
 
-TEST_CASE("cap 0 means one bucket per layer; a huge cap means one bucket") {
+TEST_CASE("cap 0 means one bucket per layer and a huge cap means one bucket") {
   const auto p = with_grads({1, 2, 3});
   const auto per_layer = make_buckets(p, 0);
   REQUIRE(per_layer.size() == 3);

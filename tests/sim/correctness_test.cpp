@@ -112,3 +112,119 @@ TEST_CASE("ASP on heterogeneous links: each worker's iteration is its own push a
     CHECK(row.duration_s == doctest::Approx(2 * (ALPHA + M / link)).epsilon(1e-9));
   }
 }
+
+namespace {
+
+// Four workers on a 10 Gbps star, one 100 MB bucket all-reduced by the ring.
+constexpr double BW10 = 10e9 / 8;
+constexpr double CALL = 10e-6;  // network.collective_call_cost default
+
+json ring4(const std::string& fidelity, const std::string& latency) {
+  return json{{"name", "ring4"},
+              {"platform", {{"topology", "star"}, {"workers", 4}, {"link", {{"bandwidth", "10Gbps"}, {"latency", latency}}}}},
+              {"network", {{"fidelity", fidelity}}},
+              {"workload", {{"synthetic", {{"layers", 1}, {"forward_s", 0}, {"backward_s", 0}, {"grad_bytes", "100MB"}}},
+                            {"iterations", 1}}},
+              {"training", {{"bucketing", {{"bucket_bytes", "100MB"}, {"overlap", false}}}}},
+              {"output", {{"timeline", false}}}};
+}
+
+double iteration_s(const TempDir& tmp, const std::string& name, const json& scenario) {
+  return run(tmp, name, scenario).summary["iteration_time_s"].get<double>();
+}
+
+}  // namespace
+
+TEST_CASE("analytic fidelity applies the calibrated model's factors, like flow fidelity") {
+  TempDir tmp;
+  const double lf = 3, bf = 0.5, alpha = 2 * 1e-6, n = 4, m = 100e6;
+  const double expected = CALL + 2 * (n - 1) * alpha * lf + 2 * (n - 1) / n * m / (BW10 * bf);
+  for (const std::string fidelity : {"analytic", "flow"}) {
+    CAPTURE(fidelity);
+    json s = ring4(fidelity, "1us");
+    s["network"]["model"] = "calibrated";
+    s["network"]["latency_factor"] = lf;
+    s["network"]["bandwidth_factor"] = bf;
+    CHECK(iteration_s(tmp, fidelity, s) == doctest::Approx(expected).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("analytic fidelity follows link traces: a bandwidth drop during the transfer") {
+  // Latency-free links: the ring moves 2(N-1)/N M bytes through each NIC back to
+  // back, at 10 Gbps until t = 50 ms and at 1 Gbps after it.
+  TempDir tmp;
+  const double n = 4, m = 100e6, drop = 0.05, bw_after = 1e9 / 8;
+  const double bytes = 2 * (n - 1) / n * m;
+  const double before = (drop - CALL) * BW10;
+  const double expected = drop + (bytes - before) / bw_after;
+  for (const std::string fidelity : {"analytic", "flow"}) {
+    CAPTURE(fidelity);
+    json s = ring4(fidelity, "0us");
+    s["network"]["link_traces"] = json::array({{{"bandwidth", json::array({json::array({drop, "1Gbps"})})}}});
+    CHECK(iteration_s(tmp, fidelity, s) == doctest::Approx(expected).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("analytic fidelity follows periodic link traces") {
+  // 10 Gbps except [50 ms, 100 ms) + k 200 ms, at 1 Gbps.
+  TempDir tmp;
+  const double n = 4, m = 100e6, slow = 1e9 / 8;
+  double remaining = 2 * (n - 1) / n * m;
+  remaining -= (0.05 - CALL) * BW10 + 0.05 * slow;  // until t = 100 ms
+  const double expected = 0.1 + remaining / BW10;
+  REQUIRE(expected < 0.25);  // ends before the next slow window
+  for (const std::string fidelity : {"analytic", "flow"}) {
+    CAPTURE(fidelity);
+    json s = ring4(fidelity, "0us");
+    s["network"]["link_traces"] = json::array(
+        {{{"bandwidth", json::array({json::array({0.05, "1Gbps"}), json::array({0.1, "10Gbps"})})}, {"period", "200ms"}}});
+    CHECK(iteration_s(tmp, fidelity, s) == doctest::Approx(expected).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("analytic fidelity follows a latency trace") {
+  TempDir tmp;
+  const double n = 4, m = 100e6, alpha = 2 * 20e-6;
+  const double expected = CALL + 2 * (n - 1) * alpha + 2 * (n - 1) / n * m / BW10;
+  for (const std::string fidelity : {"analytic", "flow"}) {
+    CAPTURE(fidelity);
+    json s = ring4(fidelity, "1us");
+    s["network"]["link_traces"] = json::array({{{"latency", json::array({json::array({0, "20us"})})}}});
+    CHECK(iteration_s(tmp, fidelity, s) == doctest::Approx(expected).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("tcp at analytic fidelity is refused and so is a trace period shorter than the trace") {
+  TempDir tmp;
+  json s = ring4("analytic", "1us");
+  s["network"]["model"] = "tcp";
+  auto r = ddlsim::test::ddlsim("validate " + tmp.write("tcp.json", s.dump()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err ==
+        "ddlsim: error: /network/model: \"tcp\" (SimGrid LV08: TCP window, cross traffic and RTT-weighted sharing) is "
+        "a flow-level model that closed forms cannot honour; at analytic fidelity use \"ideal\" or \"calibrated\" "
+        "(latency_factor 13.01 and bandwidth_factor 0.97 are LV08's factors without window and cross traffic), or "
+        "\"fidelity\": \"flow\"\n");
+  json p = ring4("flow", "1us");
+  p["network"]["link_traces"] = json::array(
+      {{{"bandwidth", json::array({json::array({0, "1Gbps"}), json::array({0.5, "10Gbps"})})}, {"period", "100ms"}}});
+  r = ddlsim::test::ddlsim("validate " + tmp.write("period.json", p.dump()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "ddlsim: error: /network/link_traces/0/period: the period must be longer than the trace's last time "
+                 "(0.5 s), got 0.1 s\n");
+}
+
+TEST_CASE("every collective call pays its fixed cost at both fidelities and one worker pays nothing") {
+  TempDir tmp;
+  const double n = 4, m = 100e6, alpha = 2 * 1e-6, call = 250e-6;
+  const double expected = call + 2 * (n - 1) * alpha + 2 * (n - 1) / n * m / BW10;
+  for (const std::string fidelity : {"analytic", "flow"}) {
+    CAPTURE(fidelity);
+    json s = ring4(fidelity, "1us");
+    s["network"]["collective_call_cost"] = "250us";
+    CHECK(iteration_s(tmp, fidelity + "-4", s) == doctest::Approx(expected).epsilon(1e-9));
+    s["platform"]["workers"] = 1;
+    s["workload"]["synthetic"]["forward_s"] = "1ms";
+    CHECK(iteration_s(tmp, fidelity + "-1", s) == doctest::Approx(1e-3).epsilon(1e-12));
+  }
+}

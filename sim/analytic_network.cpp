@@ -1,0 +1,137 @@
+#include "sim/analytic_network.hpp"
+
+#include "sim/simulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <stdexcept>
+
+namespace ddlsim::sim {
+namespace {
+
+constexpr double NEVER = std::numeric_limits<double>::infinity();
+
+/// The value of a traced property at `t`, or `nominal` before the trace's first entry.
+double value_at(const std::vector<std::pair<double, double>>& series, double period_s, double nominal, double t) {
+  const double first = series.front().first;
+  if (t < first) return nominal;
+  double local = t;
+  if (period_s > 0) local = t - std::floor((t - first) / period_s) * period_s;  // in [first, first + P)
+  auto it = std::upper_bound(series.begin(), series.end(), local,
+                             [](double x, const std::pair<double, double>& e) { return x < e.first; });
+  return std::prev(it)->second;  // local >= first, so it != begin
+}
+
+/// The first entry time of a (periodic) series strictly after `t`.
+double next_entry(const std::vector<std::pair<double, double>>& series, double period_s, double t) {
+  const double first = series.front().first;
+  if (t < first) return first;
+  double cycle = 0;
+  if (period_s > 0) cycle = std::floor((t - first) / period_s) * period_s;
+  for (const auto& [time, value] : series)
+    if (time + cycle > t) return time + cycle;
+  return period_s > 0 ? first + cycle + period_s : NEVER;
+}
+
+}  // namespace
+
+AnalyticNetwork::AnalyticNetwork(const platforms::Topology& topology, const NetworkSpec& network)
+    : topology_(topology) {
+  if (network.model == NetworkModel::CALIBRATED) {
+    latency_factor_ = network.latency_factor;
+    bandwidth_factor_ = network.bandwidth_factor;
+  } else if (network.model == NetworkModel::TCP) {  // LV08's factors (sim/engine.cpp); no window, no cross traffic
+    latency_factor_ = TCP_LATENCY_FACTOR;
+    bandwidth_factor_ = TCP_BANDWIDTH_FACTOR;
+  }
+  auto& g = topology_.graph;
+  const auto edges = boost::num_edges(g);
+  bandwidth_trace_.resize(edges);
+  latency_trace_.resize(edges);
+  std::size_t i = 0;
+  for (auto e : boost::make_iterator_range(boost::edges(g))) {
+    nominal_bandwidth_Bps_.push_back(g[e].bandwidth_Bps);
+    nominal_latency_s_.push_back(g[e].latency_s);
+    // As at flow fidelity: a later trace that names a link replaces an earlier one's profile.
+    for (const auto& trace : network.link_traces) {
+      if (!trace.links.empty() && std::find(trace.links.begin(), trace.links.end(), g[e].name) == trace.links.end())
+        continue;
+      if (!trace.bandwidth_Bps.empty()) bandwidth_trace_[i] = EdgeTrace{&trace.bandwidth_Bps, trace.period_s};
+      if (!trace.latency_s.empty()) latency_trace_[i] = EdgeTrace{&trace.latency_s, trace.period_s};
+    }
+    ++i;
+  }
+  for (const auto& trace : network.link_traces) traces_.push_back(&trace);
+  segments_.push_back(Segment{0, next_change(0), evaluate(0)});
+}
+
+models::AlphaBeta AnalyticNetwork::evaluate(double t) {
+  auto& g = topology_.graph;
+  std::size_t i = 0;
+  for (auto e : boost::make_iterator_range(boost::edges(g))) {
+    const auto& bw = bandwidth_trace_[i];
+    const auto& lat = latency_trace_[i];
+    g[e].bandwidth_Bps = bw.series ? value_at(*bw.series, bw.period_s, nominal_bandwidth_Bps_[i], t)
+                                   : nominal_bandwidth_Bps_[i];
+    g[e].latency_s = lat.series ? value_at(*lat.series, lat.period_s, nominal_latency_s_[i], t) : nominal_latency_s_[i];
+    ++i;
+  }
+  models::AlphaBeta ab = analytic_alpha_beta(topology_);
+  ab.alpha_s *= latency_factor_;
+  ab.beta_s_per_byte /= bandwidth_factor_;
+  return ab;
+}
+
+double AnalyticNetwork::next_change(double t) const {
+  double next = NEVER;
+  for (const auto* trace : traces_) {
+    if (!trace->bandwidth_Bps.empty()) next = std::min(next, next_entry(trace->bandwidth_Bps, trace->period_s, t));
+    if (!trace->latency_s.empty()) next = std::min(next, next_entry(trace->latency_s, trace->period_s, t));
+  }
+  return next;
+}
+
+const AnalyticNetwork::Segment& AnalyticNetwork::segment_at(double t) {
+  while (segments_.back().end <= t) {
+    const double start = segments_.back().end;
+    segments_.push_back(Segment{start, next_change(start), evaluate(start)});
+  }
+  auto it = std::upper_bound(segments_.begin(), segments_.end(), t,
+                             [](double x, const Segment& s) { return x < s.start; });
+  return *std::prev(it);
+}
+
+const models::AlphaBeta& AnalyticNetwork::at(double t) { return segment_at(t).ab; }
+
+double AnalyticNetwork::finish(double t0, double latency_s, double transfer_s) {
+  const double beta0 = at(t0).beta_s_per_byte;
+  double t = t0 + latency_s;
+  if (transfer_s <= 0 || constant() || beta0 <= 0) return t + transfer_s;
+  double remaining = transfer_s;  // seconds of transfer at t0's rate
+  while (true) {
+    const Segment& seg = segment_at(t);
+    const double speed = seg.ab.beta_s_per_byte > 0 ? beta0 / seg.ab.beta_s_per_byte : NEVER;
+    const double span = seg.end - t;
+    if (remaining <= span * speed) return t + remaining / speed;
+    remaining -= span * speed;
+    t = seg.end;
+  }
+}
+
+CostTerms cost_terms(const models::Collective& algorithm, const models::CollectiveGroup& group, double bytes,
+                     const models::AlphaBeta& ab) {
+  models::AlphaBeta latency_only = ab, transfer_only = ab;
+  latency_only.beta_s_per_byte = 0;
+  transfer_only.alpha_s = 0;
+  const CostTerms terms{algorithm.analytic_time_s(group, bytes, latency_only),
+                        algorithm.analytic_time_s(group, bytes, transfer_only)};
+  const double whole = algorithm.analytic_time_s(group, bytes, ab);
+  if (std::abs(whole - terms.latency_s - terms.transfer_s) > 1e-9 * std::max(whole, 1e-12))
+    throw std::logic_error(fmt::format("closed form of {} is not linear in alpha and beta ({} != {} + {})",
+                                       algorithm.operation(), whole, terms.latency_s, terms.transfer_s));
+  return terms;
+}
+
+}  // namespace ddlsim::sim
