@@ -168,7 +168,8 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["iterations"] = s.iterations;
   j["batch_size_per_worker"] = sc.workload.batch_size;
   j["buckets_per_iteration"] = result.buckets;
-  j["bucket_bytes"] = sc.training.bucketing.bucket_bytes;
+  j["bucketing_policy"] = sim::to_string(sc.training.bucketing.policy);
+  if (sc.training.bucketing.policy == sim::BucketingPolicy::SIZE) j["bucket_bytes"] = sc.training.bucketing.bucket_bytes;
   j["overlap"] = sc.training.bucketing.overlap;
   j["iteration_time_s"] = s.iteration_time_s;
   j["iteration_time_median_s"] = s.iteration_time_median_s;

@@ -15,6 +15,7 @@
 #include "models/profile.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 namespace ddlsim::models {
@@ -27,5 +28,11 @@ struct Bucket {
 
 /// Buckets in the order they become ready (backward order).
 std::vector<Bucket> make_buckets(const Profile& profile, double cap_bytes);
+
+/// MG-WFBP buckets (models/mgwfbp.cpp): gradients merged by the startup-cost
+/// rule of Shi, Wang & Chu (INFOCOM 2019). `comm_time_s(bytes)` is the time of
+/// one aggregation call of `bytes` (fixed call cost included); its value at 0
+/// bytes is the startup cost a merge saves.
+std::vector<Bucket> make_buckets_mgwfbp(const Profile& profile, const std::function<double(double)>& comm_time_s);
 
 }  // namespace ddlsim::models

@@ -153,6 +153,7 @@ std::string to_string(NetworkModel m) {
   return "?";
 }
 std::string to_string(Granularity g) { return g == Granularity::STEPWISE ? "stepwise" : "pipelined"; }
+std::string to_string(BucketingPolicy p) { return p == BucketingPolicy::SIZE ? "size" : "mgwfbp"; }
 
 void apply_override(json& doc, const std::string& assignment) {
   const auto eq = assignment.find('=');
@@ -291,6 +292,11 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     s.training.compressor = read_plugin(t, "compressor", "none");
     {
       ObjectReader b = t.object("bucketing");
+      s.training.bucketing.policy =
+          b.choice("policy", {"size", "mgwfbp"}, "size") == "size" ? BucketingPolicy::SIZE : BucketingPolicy::MGWFBP;
+      if (s.training.bucketing.policy == BucketingPolicy::MGWFBP && b.has("bucket_bytes"))
+        throw ConfigError(b.path_of("bucket_bytes"),
+                          "only with \"policy\": \"size\"; \"mgwfbp\" sizes its buckets by its merge rule");
       s.training.bucketing.bucket_bytes = b.bytes("bucket_bytes", 25e6);
       s.training.bucketing.overlap = b.boolean("overlap", true);
       b.finish();
@@ -325,6 +331,11 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     if (coll.uses_servers() && s.platform.parameter_servers < 1)
       throw ConfigError("/platform/parameter_servers",
                         fmt::format("collective \"{}\" needs at least 1 parameter server, got 0", s.training.collective.name));
+    if (s.training.bucketing.policy == BucketingPolicy::MGWFBP && s.training.sync_model->uses_servers())
+      throw ConfigError("/training/bucketing/policy",
+                        fmt::format("\"mgwfbp\" merges gradients by all-reduce startup costs; sync model \"{}\" "
+                                    "aggregates through parameter servers: use \"policy\": \"size\"",
+                                    s.training.sync.name));
     if (s.network.fidelity == Fidelity::ANALYTIC && s.network.model == NetworkModel::TCP &&
         !s.training.sync_model->uses_servers())
       throw ConfigError("/network/model",

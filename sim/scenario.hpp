@@ -70,8 +70,12 @@ struct Plugin {
   json params = json::object();
 };
 
+enum class BucketingPolicy { SIZE, MGWFBP };
+std::string to_string(BucketingPolicy p);
+
 struct BucketingSpec {
-  double bucket_bytes = 25e6;  // 0: one bucket per layer
+  BucketingPolicy policy = BucketingPolicy::SIZE;
+  double bucket_bytes = 25e6;  // policy SIZE: 0 = one bucket per layer
   bool overlap = true;
 };
 

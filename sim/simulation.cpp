@@ -479,13 +479,22 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.progress = progress;
   ctx.plan.profile = &scenario.workload.profile;
   ctx.plan.iterations = scenario.workload.iterations;
-  ctx.plan.buckets = models::make_buckets(scenario.workload.profile, scenario.training.bucketing.bucket_bytes);
   ctx.plan.overlap = scenario.training.bucketing.overlap;
   ctx.group = models::CollectiveGroup{scenario.platform.workers, scenario.platform.parameter_servers, nullptr};
   if (auto nb = platforms::rank_neighbours(scenario.platform.graph); !nb.empty())
     ctx.group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
   ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);
   ctx.ab = ctx.network->at(0);  // the network model's factors applied (auto picks with it)
+  if (scenario.training.bucketing.policy == BucketingPolicy::MGWFBP) {
+    // MG-WFBP's cost model: one call of the scenario's all-reduce on this platform's alpha and beta.
+    const auto& coll = *scenario.training.collective_algorithm;
+    ctx.plan.buckets = models::make_buckets_mgwfbp(scenario.workload.profile, [&ctx, &coll](double bytes) {
+      const auto& algo = coll.resolve(ctx.group, bytes, ctx.ab);
+      return call_cost_s(ctx, algo) + algo.analytic_time_s(ctx.group, bytes, ctx.ab);
+    });
+  } else {
+    ctx.plan.buckets = models::make_buckets(scenario.workload.profile, scenario.training.bucketing.bucket_bytes);
+  }
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
                                          link_traces(scenario.network, scenario.platform.graph.graph));
   for (const auto* link : ctx.platform.links)
