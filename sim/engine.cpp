@@ -2,7 +2,12 @@
 
 #include "sim/schedule_executor.hpp"
 
+#include "models/error.hpp"
+
 #include <fmt/format.h>
+#include <fstream>
+#include <string>
+#include <xbt/config.hpp>
 #include <xbt/log.h>
 
 namespace sg4 = simgrid::s4u;
@@ -40,7 +45,42 @@ void configure_network(sg4::Engine& engine, const NetworkSpec& net) {
   }
 }
 
+long read_long(const char* file, long fallback) {
+  std::ifstream in(file);
+  long v = fallback;
+  return in >> v ? v : fallback;
+}
+
+long mappings_in_use() {
+  std::ifstream in("/proc/self/maps");
+  long lines = 0;
+  for (std::string line; std::getline(in, line);) ++lines;
+  return lines;
+}
+
 }  // namespace
+
+std::string EngineSession::reserve_actors(int workers, int per_worker, int fixed) {
+  const long limit = read_long("/proc/sys/vm/max_map_count", 65530);
+  // Headroom for what the run maps besides stacks (large allocations, libraries loaded late).
+  const long available = limit - mappings_in_use() - 1000 - limit / 50;
+  const long actors = static_cast<long>(workers) * per_worker + fixed;
+  const int guard = simgrid::config::get_value<int>("contexts/guard-size");
+  const long per_actor = guard > 0 ? 2 : 1;
+  if (actors * per_actor <= available) return {};
+  if (actors <= available) {
+    engine_->set_config("contexts/guard-size:0");
+    return fmt::format("{} SimGrid actors with guard pages would need {} memory mappings (vm.max_map_count = {}): "
+                       "stack guard pages turned off for this run",
+                       actors, actors * per_actor, limit);
+  }
+  const long fit = std::max(0L, (available - fixed) / per_worker);
+  throw ConfigError("/platform/workers",
+                    fmt::format("{} workers need {} SimGrid actors, one stack mapping each, but a process may hold "
+                                "{} memory mappings here (vm.max_map_count): at most {} workers fit at any fidelity; "
+                                "raise the limit as root with `sysctl -w vm.max_map_count={}`",
+                                workers, actors, limit, fit, (actors + 2000 + limit / 50) * 2));
+}
 
 EngineSession::EngineSession(const std::vector<std::string>& engine_args, const NetworkSpec& network) {
   xbt_log_control_set("root.thres:warning");

@@ -22,6 +22,15 @@ class EngineSession {
  public:
   EngineSession(const std::vector<std::string>& engine_args, const NetworkSpec& network);
   simgrid::s4u::Engine& engine() { return *engine_; }
+
+  /// Makes room for `per_worker` actors per worker plus `fixed` others before
+  /// any is created. Each actor's stack is one memory mapping, two with a
+  /// guard page (SimGrid's default), and a process may hold vm.max_map_count
+  /// mappings: past that SimGrid aborts. If the actors fit only without guard
+  /// pages, guard pages are turned off and the returned note says so; if they do not fit at
+  /// all, throws ConfigError at /platform/workers naming the limit and the
+  /// largest worker count that fits.
+  [[nodiscard]] std::string reserve_actors(int workers, int per_worker, int fixed);
   [[nodiscard]] bool deadlocked() const { return *deadlock_; }
 
   /// Wraps an actor body: an exception escaping it (SimGrid would abort the

@@ -188,6 +188,7 @@ int run_cli(int argc, char** argv) {
       fmt::print(stderr, "\rddlsim: iteration {}/{} (simulated {:.4g} s){}", done, total, sim_s, done == total ? "\n" : "");
     };
   const auto result = ddlsim::sim::simulate(scenario, engine_args, progress);
+  for (const auto& note : result.notes) fmt::print(stderr, "ddlsim: note: {}\n", note);
   const auto summary = ddlsim::analysis::summarize(scenario, result);
   ddlsim::analysis::write_outputs(dir, scenario, result, summary);
   if (!quiet) {

@@ -472,6 +472,16 @@ models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topo) {
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
                           const ProgressCallback& progress) {
   EngineSession session(engine_args, scenario.network);
+  const auto& sync = *scenario.training.sync_model;
+  // Before building anything: refuse (or make room for) more actors than the process can hold.
+  const bool collective_servers = scenario.training.collective_algorithm->uses_servers() &&
+                                  scenario.network.fidelity != Fidelity::ANALYTIC;
+  std::vector<std::string> notes;
+  if (auto note = session.reserve_actors(scenario.platform.workers, 2,
+                                         scenario.platform.parameter_servers * ((sync.uses_servers() ? 1 : 0) +
+                                                                                (collective_servers ? 1 : 0)));
+      !note.empty())
+    notes.push_back(std::move(note));
   sg_link_load_plugin_init();
 
   Context ctx;
@@ -512,7 +522,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     for (int w = 0; w < scenario.platform.workers; ++w) boxes.push_back(sg4::Mailbox::by_name(fmt::format("push:{}<{}", s, w)));
   }
 
-  const auto& sync = *scenario.training.sync_model;
+  ctx.result.notes = std::move(notes);
   for (int r = 0; r < scenario.platform.workers; ++r) {
     auto* host = ctx.platform.hosts[static_cast<std::size_t>(r)];
     sg4::Actor::create(fmt::format("worker-{}", r), host, session.guard([&ctx, &sync, r]() {
@@ -529,7 +539,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
         SimServerRuntime runtime(ctx, s);
         sync.run_server(runtime, ctx.plan);
       }));
-    if (scenario.training.collective_algorithm->uses_servers() && !ctx.analytic()) {
+    if (collective_servers) {
       ctx.collective_jobs.emplace_back();
       ctx.collective_ready.push_back(sg4::Semaphore::create(0));
       sg4::Actor::create(fmt::format("ps-collective-{}", s), host,

@@ -60,6 +60,7 @@ struct SimulationResult {
   double alpha_s = 0;          // the alpha the analytic mode used
   double beta_s_per_byte = 0;  // the beta the analytic mode used
   int buckets = 0;
+  std::vector<std::string> notes;  // how the run was carried out, where it is worth saying (printed on stderr)
 };
 
 /// Called when worker 0 finishes an iteration: (iterations done, iterations, simulated seconds).

@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 using ddlsim::test::TempDir;
@@ -258,4 +261,29 @@ TEST_CASE("tensor fusion pays at scale and MG-WFBP beats every fixed cap") {
   CHECK(r.exit_code == 2);
   CHECK(r.err == "ddlsim: error: /training/bucketing/bucket_bytes: only with \"policy\": \"size\"; \"mgwfbp\" sizes its "
                  "buckets by its merge rule\n");
+}
+
+TEST_CASE("more workers than the process can hold actors for are refused up front instead of aborting") {
+  // Every worker is two SimGrid actors, each with a stack mapping; a process may
+  // hold vm.max_map_count mappings. Ask for as many workers as that limit.
+  long limit = 65530;
+  std::ifstream("/proc/sys/vm/max_map_count") >> limit;
+  if (limit > 1'000'000) {
+    MESSAGE("vm.max_map_count = " << limit << " holds every allowed worker count; nothing to refuse here");
+    return;
+  }
+  TempDir tmp;
+  json s = ring4("analytic", "1us");
+  s["platform"]["workers"] = limit;
+  const auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", tmp.write("big.json", s.dump()), tmp.file("out")));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.rfind(fmt::format("ddlsim: error: /platform/workers: {} workers need {} SimGrid actors, one stack "
+                                "mapping each, but a process may hold {} memory mappings here (vm.max_map_count): at "
+                                "most ",
+                                limit, 2 * limit, limit),
+                    0) == 0);
+  CHECK(r.err.find("workers fit at any fidelity; raise the limit as root with `sysctl -w vm.max_map_count=") !=
+        std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  CHECK_FALSE(std::filesystem::exists(tmp.file("out")));
 }
