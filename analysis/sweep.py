@@ -44,6 +44,8 @@ SUMMARY_FIELDS = [
     "fidelity",
     "collective_granularity",
     "network_model",
+    "sync_model",
+    "collective",
 ]
 
 POINT_RECORD = "point.json"  # what the point was run with; written after a successful run

@@ -30,7 +30,8 @@ Example:
       --device cpu --output scenarios/profiles/measured/resnet18_cpu.json
 
 Besides torchvision model names, --model mnist_cnn profiles the pytorch/examples MNIST CNN.
-Requires torch and torchvision (e.g. Debian's python3-torch and python3-torchvision).
+Requires torch and torchvision (e.g. Debian's python3-torch and python3-torchvision); without them it
+prints one error line naming the package and exits 2.
 """
 
 import argparse
@@ -41,6 +42,29 @@ import platform
 import socket
 import sys
 import time
+
+PROG = "profile_torch.py"
+
+
+def die(message, status=1):
+    """One error line on stderr, no traceback."""
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    raise SystemExit(status)
+
+
+def import_optional(module, package, what):
+    """Imports torch or torchvision, or exits 2 with one line naming the Debian package to install.
+
+    A module that is absent gives "<what> is not installed (Debian: apt-get install <package>)"; one that is
+    present but fails to import (a missing shared library, a broken install) gives
+    "<what> cannot be imported: <the ImportError>", so the cause is not hidden.
+    """
+    try:
+        return __import__(module)
+    except ImportError as e:
+        if isinstance(e, ModuleNotFoundError) and e.name == module:
+            die(f"{what} is not installed (Debian: apt-get install {package})", 2)
+        die(f"{what} cannot be imported: {e} (Debian: apt-get install {package})", 2)
 
 
 def cpu_name():
@@ -83,7 +107,7 @@ def build_model(torch, name, num_classes):
                 return torch.nn.functional.log_softmax(self.fc2(x), dim=1)
 
         return Net(), (1, 28, 28), 10
-    import torchvision
+    torchvision = import_optional("torchvision", "python3-torchvision", "torchvision")
     models = torchvision.models
     kwargs = {"num_classes": num_classes}
     if name in ("inception_v3", "googlenet"):
@@ -94,15 +118,15 @@ def build_model(torch, name, num_classes):
         available = sorted(n for n in dir(models) if not n.startswith("_") and n.islower()
                            and callable(getattr(models, n)) and n not in ("get_model", "get_weight",
                                                                            "list_models", "get_model_weights"))
-        raise SystemExit(f"profile_torch: unknown model {name!r}; torchvision {torchvision.__version__} has: "
-                         + ", ".join(available) + ", and mnist_cnn")
+        die(f"unknown model {name!r}; torchvision {torchvision.__version__} has: "
+            + ", ".join(available) + ", and mnist_cnn")
     model = ctor(**kwargs)
     size = 299 if name == "inception_v3" else 224
     return model, (3, size, size), num_classes
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="resnet50", help="torchvision model name, or mnist_cnn (default resnet50)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--iterations", type=int, default=10, help="timed iterations to average (default 10)")
@@ -123,14 +147,15 @@ def main(argv=None):
     if args.batch_size < 1 or args.iterations < 1 or args.warmup < 0:
         ap.error("--batch-size and --iterations must be >= 1 and --warmup >= 0")
 
-    import torch
+    # Imported only now, so that --help and argument errors work without PyTorch.
+    torch = import_optional("torch", "python3-torch", "PyTorch")
 
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.device == "cuda" and not torch.cuda.is_available():
-        raise SystemExit("profile_torch: --device cuda but torch.cuda.is_available() is false")
+        die("--device cuda but torch.cuda.is_available() is false")
     if args.device == "cpu" and args.dtype == "fp16":
-        raise SystemExit("profile_torch: fp16 autocast needs --device cuda (use bf16 on CPU)")
+        die("fp16 autocast needs --device cuda (use bf16 on CPU)")
     device = torch.device(args.device)
     cuda = args.device == "cuda"
 
@@ -146,8 +171,7 @@ def main(argv=None):
 
     total_params = sum(p.numel() for p in model.parameters())
     if args.expect_parameters is not None and total_params != args.expect_parameters:
-        raise SystemExit(f"profile_torch: {args.model} has {total_params:,} parameters, "
-                         f"expected {args.expect_parameters:,}")
+        die(f"{args.model} has {total_params:,} parameters, expected {args.expect_parameters:,}")
 
     autocast_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.dtype)
 

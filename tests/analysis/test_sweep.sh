@@ -42,6 +42,7 @@ speedup = [float(r["speedup"]) for r in rows]
 assert abs(speedup[0] - 1) <= 1e-9, f"speedup at 1 worker is {speedup[0]!r}"
 assert all(b > a for a, b in zip(speedup, speedup[1:])), f"speedup does not increase: {speedup}"
 assert all(r["fidelity"] == "analytic" for r in rows), "fidelity column"
+assert all(r["sync_model"] == "bsp" and r["collective"] == "ring" for r in rows), "sync_model, collective columns"
 print(f"sweep.csv ok: speedup {speedup}")
 EOF
 for p in 1 2 4; do
