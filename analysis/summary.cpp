@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 
 namespace ddlsim::analysis {
@@ -95,6 +96,8 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   double messages = static_cast<double>(result.messages_sent_by_servers);
   const double batch = static_cast<double>(scenario.workload.batch_size);
   double per_worker_rate = 0;  // sum over workers of iterations per second
+  // A rate over zero time (a workload without compute or communication) has no value: NaN, "null" in JSON.
+  constexpr double UNDEFINED = std::numeric_limits<double>::quiet_NaN();
   for (const auto& w : result.workers) {
     double total = 0;
     for (const auto& it : w.iterations) {
@@ -105,7 +108,7 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
       busy += it.comm_busy_s;
       wait += it.straggler_wait_s;
     }
-    if (total > 0) per_worker_rate += static_cast<double>(w.iterations.size()) / total;
+    per_worker_rate += total > 0 ? static_cast<double>(w.iterations.size()) / total : UNDEFINED;
     bytes += w.bytes_sent;
     messages += static_cast<double>(w.messages_sent);
   }
@@ -121,7 +124,7 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   s.overlap_fraction = busy > 0 ? std::clamp(1.0 - exposed / busy, 0.0, 1.0) : 0.0;
   s.straggler_wait_s = count > 0 ? wait / count : 0;
   if (scenario.training.sync_model->synchronous()) {
-    s.updates_per_s = s.iteration_time_s > 0 ? 1.0 / s.iteration_time_s : 0;
+    s.updates_per_s = s.iteration_time_s > 0 ? 1.0 / s.iteration_time_s : UNDEFINED;
     s.throughput_samples_per_s = s.updates_per_s * s.workers * batch;
   } else {
     s.updates_per_s = per_worker_rate;
@@ -129,7 +132,7 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   }
   s.single_worker_iteration_time_s = scenario.workload.profile.iteration_compute_s();
   s.speedup = s.single_worker_iteration_time_s > 0 ? s.throughput_samples_per_s / (batch / s.single_worker_iteration_time_s)
-                                                   : 0;
+                                                   : UNDEFINED;
   s.scaling_efficiency = s.speedup / s.workers;
   s.comm_bytes_per_iteration = bytes / s.iterations;
   s.messages_per_iteration = messages / s.iterations;
@@ -167,6 +170,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   if (sc.training.sync_model->uses_servers()) j["push_pull_fidelity"] = "flow";
   j["iterations"] = s.iterations;
   j["batch_size_per_worker"] = sc.workload.batch_size;
+  j["batch_scaling"] = sc.workload.batch_scaled ? "linear" : "none";
   j["buckets_per_iteration"] = result.buckets;
   j["bucketing_policy"] = sim::to_string(sc.training.bucketing.policy);
   if (sc.training.bucketing.policy == sim::BucketingPolicy::SIZE) j["bucket_bytes"] = sc.training.bucketing.bucket_bytes;
@@ -228,10 +232,14 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
   row("  exposed_comm_s", fmt::format("{:.6g}  (of {:.6g} s communication, overlap {:.1f}%)", s.exposed_comm_time_s,
                                       s.comm_time_s, 100 * s.overlap_fraction));
   row("  straggler_wait_s", fmt::format("{:.6g}", s.straggler_wait_s));
-  row("throughput_samples_per_s", fmt::format("{:.6g}", s.throughput_samples_per_s));
-  row("updates_per_s", fmt::format("{:.6g}", s.updates_per_s));
-  row("speedup", fmt::format("{:.4g} (of {} workers)", s.speedup, s.workers));
-  row("scaling_efficiency", fmt::format("{:.4g}", s.scaling_efficiency));
+  const auto rate = [](double v, const std::string& text) {
+    return std::isnan(v) ? std::string("undefined (the iteration takes no time: no compute, no communication)") : text;
+  };
+  row("throughput_samples_per_s", rate(s.throughput_samples_per_s, fmt::format("{:.6g}", s.throughput_samples_per_s)));
+  row("updates_per_s", rate(s.updates_per_s, fmt::format("{:.6g}", s.updates_per_s)));
+  row("speedup", std::isnan(s.speedup) ? std::string("undefined (the profile has no single-worker compute time)")
+                                       : fmt::format("{:.4g} (of {} workers)", s.speedup, s.workers));
+  row("scaling_efficiency", std::isnan(s.scaling_efficiency) ? std::string("undefined") : fmt::format("{:.4g}", s.scaling_efficiency));
   row("comm_bytes_per_iteration", fmt::format("{:.6g} ({}, {} buckets)", s.comm_bytes_per_iteration,
                                                units::format_bytes(s.comm_bytes_per_iteration), result.buckets));
   row("messages_per_iteration", fmt::format("{:.6g}", s.messages_per_iteration));

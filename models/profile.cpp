@@ -96,4 +96,16 @@ Profile synthetic_profile(ObjectReader& s) {
   return p;
 }
 
+Profile scale_batch(const Profile& profile, std::int64_t batch) {
+  Profile out = profile;
+  const double ratio = static_cast<double>(batch) / static_cast<double>(profile.batch_size);
+  for (auto& layer : out.layers) {
+    layer.forward_s *= ratio;
+    layer.backward_s *= ratio;
+  }
+  out.io_s *= ratio;
+  out.batch_size = batch;
+  return out;
+}
+
 }  // namespace ddlsim::models

@@ -46,6 +46,10 @@ Profile parse_profile(const json& value, const std::string& path);
 /// Reads a profile file. Errors: ConfigError at `ref_path` for a missing/unreadable file,
 /// "<file>:<line>:<column>: ..." for malformed JSON, and "<file>: /layers/3/forward_s: ..." for content.
 Profile load_profile_file(const std::string& file, const std::string& ref_path);
+/// The profile at another batch per worker, compute scaled linearly: forward,
+/// backward and I/O times x batch / profile.batch_size; the optimizer step and
+/// the gradient bytes do not depend on the batch.
+Profile scale_batch(const Profile& profile, std::int64_t batch);
 /// Builds a uniform profile from workload.synthetic (reader positioned on that object).
 Profile synthetic_profile(ObjectReader& synthetic);
 

@@ -126,9 +126,14 @@ StragglerSpec read_stragglers(ObjectReader& r, int workers) {
                       : dist == "normal"    ? NoiseDistribution::NORMAL
                       : dist == "lognormal" ? NoiseDistribution::LOGNORMAL
                                             : NoiseDistribution::EXPONENTIAL;
-  spec.sigma = r.number("sigma", 0.0, 0.0, 100.0);
   if (spec.distribution == NoiseDistribution::NONE && r.raw().contains("sigma"))
     throw ConfigError(r.path_of("sigma"), "only valid with a noise \"distribution\" (normal, lognormal, exponential)");
+  if (spec.distribution != NoiseDistribution::NONE && !r.raw().contains("sigma"))
+    throw ConfigError(r.path_of("sigma"), fmt::format("missing: distribution \"{}\" needs its \"sigma\" (a number > 0)", dist));
+  spec.sigma = r.number("sigma", 0.0, 0.0, 100.0);
+  if (spec.distribution != NoiseDistribution::NONE && spec.sigma <= 0)
+    throw ConfigError(r.path_of("sigma"),
+                      fmt::format("sigma 0 makes distribution \"{}\" draw no noise; give sigma > 0, or \"distribution\": \"none\"", dist));
   return spec;
 }
 
@@ -282,6 +287,20 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     }
     s.workload.iterations = static_cast<int>(w.integer("iterations", 10, 1, 1'000'000));
     s.workload.batch_size = w.integer("batch_size", s.workload.profile.batch_size, 1, std::numeric_limits<std::int64_t>::max());
+    const bool linear = w.choice("batch_scaling", {"none", "linear"}, "none") == "linear";
+    if (!has_profile && w.has("batch_scaling"))
+      throw ConfigError(w.path_of("batch_scaling"), "only with a \"profile\": a synthetic workload's times are given per batch_size");
+    if (has_profile && s.workload.batch_size != s.workload.profile.batch_size) {
+      if (!linear)
+        throw ConfigError(w.path_of("batch_size"),
+                          fmt::format("the profile was measured with batch {} per worker, not {}; add \"batch_scaling\": "
+                                      "\"linear\" to scale forward, backward and I/O times with the batch (the "
+                                      "optimizer step and the gradient bytes stay), or profile that batch",
+                                      s.workload.profile.batch_size, s.workload.batch_size));
+      s.workload.profile = models::scale_batch(s.workload.profile, s.workload.batch_size);
+      s.workload.batch_scaled = true;
+    }
+    s.workload.profile.batch_size = s.workload.batch_size;
     w.finish();
   }
 
@@ -331,6 +350,18 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     if (coll.uses_servers() && s.platform.parameter_servers < 1)
       throw ConfigError("/platform/parameter_servers",
                         fmt::format("collective \"{}\" needs at least 1 parameter server, got 0", s.training.collective.name));
+    if (s.training.sync_model->uses_servers() && doc.contains("training") && doc["training"].is_object() &&
+        doc["training"].contains("collective"))
+      throw ConfigError("/training/collective",
+                        fmt::format("sync model \"{}\" aggregates through parameter servers and runs no collective; "
+                                    "remove \"collective\" (or use \"bsp\" with \"aggregation\": \"allreduce\")",
+                                    s.training.sync.name));
+    if (s.platform.parameter_servers > 0 && !s.training.sync_model->uses_servers() && !coll.uses_servers())
+      throw ConfigError("/platform/parameter_servers",
+                        fmt::format("{} parameter server{} would sit idle: sync model \"{}\" with collective \"{}\" "
+                                    "uses none; set it to 0, or use a parameter-server sync model or collective",
+                                    s.platform.parameter_servers, s.platform.parameter_servers > 1 ? "s" : "",
+                                    s.training.sync.name, s.training.collective.name));
     if (s.training.bucketing.policy == BucketingPolicy::MGWFBP && s.training.sync_model->uses_servers())
       throw ConfigError("/training/bucketing/policy",
                         fmt::format("\"mgwfbp\" merges gradients by all-reduce startup costs; sync model \"{}\" "

@@ -63,6 +63,7 @@ struct WorkloadSpec {
   std::string profile_file;  // empty for a synthetic workload
   int iterations = 10;
   std::int64_t batch_size = 32;  // samples per worker per iteration
+  bool batch_scaled = false;     // compute times scaled linearly from the profile's batch ("batch_scaling")
 };
 
 struct Plugin {

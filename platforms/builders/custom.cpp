@@ -10,10 +10,9 @@
 //            No self-loops, at most one edge per pair of nodes, and the graph
 //            must be connected.
 //
-// As with every builder, hosts are renamed "worker-<rank>" and "ps-<i>" in
-// the graph (switches keep their names, so a switch may not take one of those
-// names); the user's names are only used to refer to nodes in "edges" and in
-// error messages. Reference: a plain edge list, as in SimGrid's <link_ctn>
+// Every node keeps its name: hosts, links ("a<->b", as `ddlsim platform
+// --links` lists them and link traces name them) and links.csv use the user's
+// names. Reference: a plain edge list, as in SimGrid's <link_ctn>
 // routes or the Boost.Graph edge_list adaptor.
 #include "platforms/topology.hpp"
 
@@ -57,7 +56,6 @@ class CustomBuilder final : public TopologyBuilder {
     topo.kind = "custom";
     add_hosts(topo, request);
     std::vector<Vertex> vertex;  // by node index
-    std::vector<std::string> final_name;
     std::size_t next_worker = 0, next_server = 0;
     for (std::size_t i = 0; i < spec_.names.size(); ++i) {
       switch (spec_.kinds[i]) {
@@ -71,16 +69,13 @@ class CustomBuilder final : public TopologyBuilder {
           vertex.push_back(add_node(topo, spec_.names[i], NodeKind::SWITCH));
           break;
       }
-      final_name.push_back(topo.graph[vertex.back()].name);
-      topo.graph[vertex.back()].name = spec_.names[i];  // user names while checking connectivity
+      topo.graph[vertex.back()].name = spec_.names[i];
     }
     for (const CustomEdge& e : spec_.edges)
       add_link(
           topo, vertex[e.a], vertex[e.b],
-          LinkSpec{e.bandwidth_Bps.value_or(request.link.bandwidth_Bps), e.latency_s.value_or(request.link.latency_s)},
-          final_name[e.a] + "<->" + final_name[e.b]);
+          LinkSpec{e.bandwidth_Bps.value_or(request.link.bandwidth_Bps), e.latency_s.value_or(request.link.latency_s)});
     check_connected(topo, request.params_path + "/edges");
-    for (std::size_t i = 0; i < vertex.size(); ++i) topo.graph[vertex[i]].name = final_name[i];
     return topo;
   }
 
@@ -115,13 +110,6 @@ CustomGraph read_custom(ObjectReader& params) {
     if (kind == "worker") ++spec.workers;
     if (kind == "server") ++spec.servers;
   }
-  std::set<std::string> host_names;  // the names hosts get in the graph
-  for (int r = 0; r < spec.workers; ++r) host_names.insert(fmt::format("worker-{}", r));
-  for (int s = 0; s < spec.servers; ++s) host_names.insert(fmt::format("ps-{}", s));
-  for (std::size_t i = 0; i < spec.names.size(); ++i)
-    if (spec.kinds[i] == NodeKind::SWITCH && host_names.count(spec.names[i]) != 0)
-      throw ConfigError(pointer_append(pointer_append(params.path_of("nodes"), std::to_string(i)), "name"),
-                        fmt::format("switch name \"{}\" is reserved for a host", spec.names[i]));
 
   std::map<std::pair<std::size_t, std::size_t>, std::string> seen;  // node pair -> path of its edge
   const json& edges = array_at(params, "edges", false);

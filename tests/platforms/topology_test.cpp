@@ -55,7 +55,7 @@ std::vector<std::string> path_names(const Topology& t, const std::string& a, con
   return out;
 }
 
-/// The contract every builder keeps.
+/// The contract every builder keeps (`custom` keeps the user's host names).
 void check_contract(const Topology& t, int workers, int servers) {
   const Graph& g = t.graph;
   REQUIRE(t.workers.size() == static_cast<std::size_t>(workers));
@@ -65,12 +65,12 @@ void check_contract(const Topology& t, int workers, int servers) {
   for (int r = 0; r < workers; ++r) {
     CHECK(g[t.workers[r]].kind == NodeKind::WORKER);
     CHECK(g[t.workers[r]].index == r);
-    CHECK(g[t.workers[r]].name == "worker-" + std::to_string(r));
+    if (t.kind != "custom") CHECK(g[t.workers[r]].name == "worker-" + std::to_string(r));
   }
   for (int s = 0; s < servers; ++s) {
     CHECK(g[t.servers[s]].kind == NodeKind::SERVER);
     CHECK(g[t.servers[s]].index == s);
-    CHECK(g[t.servers[s]].name == "ps-" + std::to_string(s));
+    if (t.kind != "custom") CHECK(g[t.servers[s]].name == "ps-" + std::to_string(s));
   }
   std::set<std::string> names;
   for (Vertex v = 0; v < boost::num_vertices(g); ++v) CHECK(names.insert(g[v].name).second);
@@ -422,11 +422,15 @@ TEST_CASE("custom: a small graph") {
   CHECK(edges(t) == 3);
   CHECK(degree(t, "sw") == 3);
   CHECK(host_diameter_hops(t) == 2);
-  CHECK(boost::edge(vertex(t, "worker-0"), vertex(t, "sw"), t.graph).second);  // gpu-a is rank 0
-  Edge e = boost::edge(vertex(t, "ps-0"), vertex(t, "sw"), t.graph).first;
-  CHECK(t.graph[e].name == "ps-0<->sw");
+  // Nodes keep the user's names; workers are ranked in the order they are listed.
+  CHECK(t.graph[t.workers[0]].name == "gpu-a");
+  CHECK(t.graph[t.workers[1]].name == "gpu-b");
+  CHECK(t.graph[t.servers[0]].name == "param");
+  CHECK(boost::edge(vertex(t, "gpu-a"), vertex(t, "sw"), t.graph).second);
+  Edge e = boost::edge(vertex(t, "param"), vertex(t, "sw"), t.graph).first;
+  CHECK(t.graph[e].name == "param<->sw");
   CHECK(t.graph[e].bandwidth_Bps == doctest::Approx(12.5e9));
-  PathCost cost = path_cost(t.graph, vertex(t, "worker-1"), vertex(t, "ps-0"));
+  PathCost cost = path_cost(t.graph, vertex(t, "gpu-b"), vertex(t, "param"));
   CHECK(cost.latency_s == doctest::Approx(12e-6));
   CHECK(cost.bottleneck_Bps == doctest::Approx(1.25e9));
 }
@@ -461,8 +465,6 @@ TEST_CASE("custom: errors") {
   CHECK_THROWS_WITH_AS(build("custom", json{{"nodes", three}, {"edges", {edge_to("a", "b"), edge_to("b", "c")}}}, 3, 1),
                        "/platform/params/nodes: the nodes list has 0 server nodes, but platform.parameter_servers is 1",
                        ConfigError);
-  CHECK_THROWS_WITH_AS(build("custom", json{{"nodes", custom_nodes({{"a", "worker"}, {"worker-0", "switch"}})}}, 1),
-                       "/platform/params/nodes/1/name: switch name \"worker-0\" is reserved for a host", ConfigError);
   CHECK_THROWS_WITH_AS(build("custom", json{{"nodes", custom_nodes({{"a", "gpu"}})}}, 1),
                        "/platform/params/nodes/0/kind: unknown value \"gpu\"; valid values are: worker, server, switch",
                        ConfigError);

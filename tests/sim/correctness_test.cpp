@@ -287,3 +287,82 @@ TEST_CASE("more workers than the process can hold actors for are refused up fron
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK_FALSE(std::filesystem::exists(tmp.file("out")));
 }
+
+TEST_CASE("a workload that takes no time has undefined throughput and speedup, not 0") {
+  TempDir tmp;
+  json s = ring4("flow", "1us");
+  s["platform"]["workers"] = 1;
+  const auto r = run(tmp, "zero", s);
+  CHECK(r.summary["throughput_samples_per_s"].is_null());
+  CHECK(r.summary["updates_per_s"].is_null());
+  CHECK(r.summary["speedup"].is_null());
+  CHECK(r.summary["scaling_efficiency"].is_null());
+  const auto table = ddlsim::test::ddlsim("run " + tmp.write("zero2.json", s.dump()) + " --out " + tmp.file("z2"));
+  CHECK(table.out.find("throughput_samples_per_s         undefined (the iteration takes no time: no compute, no "
+                       "communication)") != std::string::npos);
+}
+
+TEST_CASE("settings that would be silently ignored are refused") {
+  TempDir tmp;
+  auto refused = [&](const json& s) {
+    const auto r = ddlsim::test::ddlsim("validate " + tmp.write("s.json", s.dump()));
+    CHECK(r.exit_code == 2);
+    return r.err;
+  };
+  json asp = heterogeneous_star("asp", 1);
+  asp["training"]["collective"] = {{"name", "tree"}};
+  CHECK(refused(asp) == "ddlsim: error: /training/collective: sync model \"asp\" aggregates through parameter servers "
+                        "and runs no collective; remove \"collective\" (or use \"bsp\" with \"aggregation\": "
+                        "\"allreduce\")\n");
+  json idle = ring4("flow", "1us");
+  idle["platform"]["parameter_servers"] = 2;
+  CHECK(refused(idle) == "ddlsim: error: /platform/parameter_servers: 2 parameter servers would sit idle: sync model "
+                         "\"bsp\" with collective \"ring\" uses none; set it to 0, or use a parameter-server sync model "
+                         "or collective\n");
+  json noise = ring4("flow", "1us");
+  noise["training"]["stragglers"] = {{"distribution", "normal"}};
+  CHECK(refused(noise) == "ddlsim: error: /training/stragglers/sigma: missing: distribution \"normal\" needs its "
+                          "\"sigma\" (a number > 0)\n");
+  noise["training"]["stragglers"]["sigma"] = 0;
+  CHECK(refused(noise) == "ddlsim: error: /training/stragglers/sigma: sigma 0 makes distribution \"normal\" draw no "
+                          "noise; give sigma > 0, or \"distribution\": \"none\"\n");
+}
+
+TEST_CASE("custom topologies keep the user's node names, in link traces and links.csv") {
+  // Slow worker b's link to 1 Gbps from t = 0 by its own name: its push and pull
+  // (the ASP iteration) take alpha + M / 1 Gbps each.
+  TempDir tmp;
+  json s = heterogeneous_star("asp", 1);
+  s["network"]["link_traces"] = json::array({{{"links", {"b<->sw"}}, {"bandwidth", json::array({json::array({0, "1Gbps"})})}}});
+  const auto r = run(tmp, "names", s);
+  for (const auto& row : r.rows)
+    CHECK(row.duration_s == doctest::Approx(2 * (ALPHA + M / (row.worker == 1 ? 1e9 / 8 : FAST))).epsilon(1e-9));
+  const std::string links = ddlsim::test::slurp(tmp.path() / "names" / "links.csv");
+  for (const char* name : {"a>sw,", "b>sw,", "sw>b,", "ps>sw,", "sw>c,"}) CHECK(links.find(name) != std::string::npos);
+}
+
+TEST_CASE("a batch other than the profile's needs a scaling rule and scales compute linearly") {
+  TempDir tmp;
+  const std::string profile = std::string(DDLSIM_SOURCE_DIR) + "/scenarios/profiles/resnet50.json";
+  const json p = json::parse(ddlsim::test::slurp(profile));
+  const auto batch = p["batch_size"].get<std::int64_t>();
+  double fwd_bwd = 0;
+  for (const auto& layer : p["layers"]) fwd_bwd += layer["forward_s"].get<double>() + layer["backward_s"].get<double>();
+  const double io = p.value("io_s", 0.0), opt = p.value("optimizer_s", 0.0);
+  json s = ring4("analytic", "1us");
+  s["platform"]["workers"] = 1;
+  s["workload"] = {{"profile", profile}, {"iterations", 1}, {"batch_size", 2 * batch}};
+  s.erase("training");
+  const auto r = ddlsim::test::ddlsim("validate " + tmp.write("b.json", s.dump()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == fmt::format("ddlsim: error: /workload/batch_size: the profile was measured with batch {} per worker, "
+                             "not {}; add \"batch_scaling\": \"linear\" to scale forward, backward and I/O times with "
+                             "the batch (the optimizer step and the gradient bytes stay), or profile that batch\n",
+                             batch, 2 * batch));
+  s["workload"]["batch_scaling"] = "linear";
+  const auto summary = run(tmp, "linear", s).summary;
+  CHECK(summary["batch_scaling"] == "linear");
+  CHECK(summary["compute_time_per_iteration_s"].get<double>() == doctest::Approx(2 * (fwd_bwd + io) + opt).epsilon(1e-9));
+  CHECK(summary["throughput_samples_per_s"].get<double>() ==
+        doctest::Approx(2.0 * batch / (2 * (fwd_bwd + io) + opt)).epsilon(1e-9));
+}

@@ -104,6 +104,7 @@ TEST_CASE("a slow rank stretches BSP while ASP loses only that rank share") {
     s["platform"]["parameter_servers"] = 1;
     s["platform"]["link"] = {{"bandwidth", "1000Tbps"}, {"latency", "1ns"}};
     s["training"]["sync"] = {{"name", "asp"}};
+    s["training"].erase("collective");
     if (slow) s["training"]["stragglers"] = {{"slow", {{{"rank", 3}, {"factor", 2.0}}}}};
     return s;
   };
@@ -125,6 +126,7 @@ TEST_CASE("BSP parameter server: one server against S = 4 shards") {
     json s = two_layer(4, false);
     s["platform"]["parameter_servers"] = servers;
     s["training"]["sync"] = {{"name", "bsp"}, {"params", {{"aggregation", "parameter_server"}}}};
+    s["training"].erase("collective");
     s["training"]["bucketing"] = {{"bucket_bytes", "1TB"}, {"overlap", false}};
     return s;
   };
