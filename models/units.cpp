@@ -6,6 +6,7 @@
 #include <cmath>
 #include <charconv>
 #include <fmt/format.h>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -95,6 +96,46 @@ double time_s(const nlohmann::json& value, const std::string& path) {
 }
 double bytes(const nlohmann::json& value, const std::string& path) {
   return from_json(value, path, "size", true, "25MB", parse_bytes);
+}
+
+namespace {
+
+/// The value of `text` if it is a bare number (surrounding spaces allowed), else nothing.
+std::optional<double> bare_number(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr == text.data() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+double non_negative(double value, const std::string& text, const std::string& path, std::string_view what) {
+  if (!std::isfinite(value)) throw ConfigError(path, fmt::format("\"{}\" is not a finite {}", text, what));
+  if (value < 0) throw ConfigError(path, fmt::format("{} must not be negative, got \"{}\"", what, text));
+  return value;
+}
+
+}  // namespace
+
+double cli_bytes(const std::string& text, const std::string& path) {
+  if (auto v = bare_number(text)) return non_negative(*v, text, path, "size");
+  return non_negative(bytes(nlohmann::json(text), path), text, path, "size");
+}
+
+double cli_time_s(const std::string& text, const std::string& path) {
+  if (auto v = bare_number(text)) return non_negative(*v, text, path, "time");
+  return non_negative(time_s(nlohmann::json(text), path), text, path, "time");
+}
+
+double cli_bandwidth_Bps(const std::string& text, const std::string& path) {
+  if (bare_number(text))
+    throw ConfigError(path, fmt::format("\"{}\" has no unit; a bandwidth needs one because bits and bytes per second "
+                                        "differ by 8: e.g. 25Gbps (bits) or 3.125GBps (bytes); units: {}",
+                                        text, unit_list(BANDWIDTH_UNITS)));
+  const double value = bandwidth_Bps(nlohmann::json(text), path);
+  if (!(value > 0)) throw ConfigError(path, fmt::format("bandwidth must be positive, got \"{}\"", text));
+  return value;
 }
 
 std::string format_bandwidth(double bytes_per_s) {

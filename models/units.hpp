@@ -32,6 +32,16 @@ double bandwidth_Bps(const nlohmann::json& value, const std::string& path);
 double time_s(const nlohmann::json& value, const std::string& path);
 double bytes(const nlohmann::json& value, const std::string& path);
 
+/// Command-line versions: `text` is what the user typed after an option named
+/// `path` (e.g. "--bytes"). A bare number means bytes for a size and seconds for
+/// a time, as a bare JSON number does in a scenario (and as in nccl-tests, where
+/// -b 1048576 is 1 MiB); a bare number for a bandwidth is refused, since bits and
+/// bytes per second differ by 8. Sizes and times must not be negative and a
+/// bandwidth must be positive. Errors are ConfigError naming `path`.
+double cli_bytes(const std::string& text, const std::string& path);
+double cli_time_s(const std::string& text, const std::string& path);
+double cli_bandwidth_Bps(const std::string& text, const std::string& path);
+
 /// Human-readable renderings used in tables ("25 Gbps", "2 us", "25 MB").
 std::string format_bandwidth(double bytes_per_s);
 std::string format_time(double seconds);

@@ -79,6 +79,20 @@ std::vector<Vertex> add_hosts(Topology& topo, const BuildRequest& request) {
   return slots;
 }
 
+Vertex attach_servers(Topology& topo, int servers, const LinkSpec& link) {
+  if (topo.workers.empty()) throw std::logic_error("attach_servers: the topology has no worker");
+  if (!topo.servers.empty()) throw std::logic_error("attach_servers: the topology already has parameter servers");
+  const Vertex worker0 = topo.workers.front();
+  Vertex at = worker0;
+  for (auto v : boost::make_iterator_range(boost::adjacent_vertices(worker0, topo.graph)))
+    if (topo.graph[v].kind == NodeKind::SWITCH && (at == worker0 || v < at)) at = v;
+  for (int i = 0; i < servers; ++i) {
+    topo.servers.push_back(add_node(topo, fmt::format("ps-{}", i), NodeKind::SERVER, i));
+    add_link(topo, topo.servers.back(), at, link);
+  }
+  return at;
+}
+
 int host_count(const BuildRequest& request) { return request.workers + request.parameter_servers; }
 
 std::string describe_hosts(const BuildRequest& request) {

@@ -76,6 +76,14 @@ Vertex add_node(Topology& topo, std::string name, NodeKind kind, int index = -1)
 Edge add_link(Topology& topo, Vertex a, Vertex b, const LinkSpec& link, std::string name = {});
 /// Adds worker and server vertices (in that order) for request; returns them all in slot order.
 std::vector<Vertex> add_hosts(Topology& topo, const BuildRequest& request);
+/// Attaches `servers` parameter-server hosts ("ps-0", ...) to a topology that
+/// has none, without reshaping it: each server gets one dedicated link `link`
+/// to the node worker 0 hangs off, i.e. worker 0's first switch neighbour (the
+/// star's switch, a fat tree's edge switch, a hierarchical node switch, a
+/// dragonfly router), or worker 0 itself when it has no switch neighbour
+/// (direct-connect graphs: torus, ring, full). Returns that node. Used by
+/// `ddlsim collectives`, whose topology is built for the workers only.
+Vertex attach_servers(Topology& topo, int servers, const LinkSpec& link);
 /// workers + parameter_servers.
 [[nodiscard]] int host_count(const BuildRequest& request);
 /// "17 hosts (16 workers + 1 parameter server)", for error messages.

@@ -13,11 +13,15 @@
 // such link, so all flows get that rate and end together at
 // alpha + (M/S) beta max(N, S). The pull is the mirror image:
 //
-//     T_ps(N, S, M) = 2 alpha + 2 max(N/S, 1) M beta          (T = 0 for N = 1)
+//     T_ps(N, S, M) = 2 alpha + 2 max(N/S, 1) M beta
 //
 // S = 1 gives 2 alpha + 2 N M beta (Tyagi & Swany 2023 state 2 alpha +
 // 2 (N-1) M beta, counting a server co-located with a worker; here servers are
-// separate hosts). N = 1: nothing to aggregate, no steps, T = 0.
+// separate hosts). N = 1 is not free, unlike the worker-only algorithms: the
+// lone worker still pushes its gradient to the servers and pulls the
+// parameters back. Its S push flows share its uplink (M/S each at 1/(beta S)),
+// so the push costs alpha + M beta, the pull the same:
+// T_ps(1, S, M) = 2 alpha + 2 M beta, the general form with max(1/S, 1) = 1.
 // Sources: Li et al., "Scaling distributed machine learning with the parameter
 // server", OSDI 2014; Tyagi & Swany 2023 (PS/ring/tree table).
 #include "models/collective.hpp"
@@ -42,7 +46,6 @@ class ParameterServer final : public Collective {
   [[nodiscard]] bool uses_servers() const override { return true; }
 
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
-    if (group.workers <= 1) return 0.0;
     require_servers(group);
     const double n = group.workers;
     const double s = group.servers;
@@ -52,7 +55,7 @@ class ParameterServer final : public Collective {
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
                                                     double bytes) const override {
     const int n = group.workers;
-    if (n <= 1 || rank < 0 || rank >= group.size()) return {};
+    if (n < 1 || rank < 0 || rank >= group.size()) return {};
     require_servers(group);
     const double shard = bytes / group.servers;
     RankStep first, second;

@@ -292,7 +292,7 @@ void check_collective(const std::string& label, const Collective& coll, const Co
       CHECK(algo.analytic_time_s(g, bytes, ab) == doctest::Approx(analytic).epsilon(1e-12));
       const Schedules steps = stepwise(algo, g, bytes);
       const Schedules phases = pipelined(algo, g, bytes);
-      if (g.workers <= 1) {
+      if (g.workers <= 1 && !algo.uses_servers()) {  // a lone worker with a server still pushes and pulls
         CHECK(analytic == 0.0);
         for (const auto& s : steps) CHECK(s.empty());
         for (const auto& s : phases) CHECK(s.empty());
@@ -439,6 +439,7 @@ TEST_CASE("collectives: hand-computed closed forms") {
   CHECK(t("ps", 8, json::object(), 1) == doctest::Approx(2e-6 + 16 * mb).epsilon(1e-12));
   CHECK(t("ps", 8, json::object(), 2) == doctest::Approx(2e-6 + 8 * mb).epsilon(1e-12));
   CHECK(t("ps", 2, json::object(), 4) == doctest::Approx(2e-6 + 2 * mb).epsilon(1e-12));  // servers outnumber workers
+  CHECK(t("ps", 1, json::object(), 1) == doctest::Approx(2e-6 + 2 * mb).epsilon(1e-12));  // push M, pull M back
   CHECK(t("direct", 4) == doctest::Approx(2e-6 + 1.5 * mb).epsilon(1e-12));
   CHECK(t("master_worker", 4) == doctest::Approx(2e-6 + 6 * mb).epsilon(1e-12));
   CHECK(t("binomial_broadcast", 7) == doctest::Approx(3 * (1e-6 + mb)).epsilon(1e-12));
@@ -527,4 +528,34 @@ TEST_CASE("collectives: topology-aware multitree adopts only neighbours and keep
     CHECK(mt->analytic_time_s(g, 1e6, AlphaBeta{1e-6, 1e-9}) >=
           mt->analytic_time_s(CollectiveGroup(n), 1e6, AlphaBeta{1e-6, 1e-9}));
   }
+}
+
+TEST_CASE("collectives: ps with one worker pushes its gradient and pulls the parameters back") {
+  // One worker, S servers: the push is S flows of M/S sharing the worker's uplink (alpha + M beta),
+  // the pull S flows of M/S sharing its downlink (alpha + M beta): T = 2 alpha + 2 M beta for every S.
+  const auto ps = make("ps");
+  for (const auto& ab : NETWORKS)
+    for (double m : BYTES)
+      for (int servers : {1, 2, 4}) {
+        CAPTURE(servers);
+        CAPTURE(m);
+        const CollectiveGroup g{1, servers};
+        const double expected = 2 * ab.alpha_s + 2 * m * ab.beta_s_per_byte;
+        CHECK(ps->analytic_time_s(g, m, ab) == doctest::Approx(expected).epsilon(1e-12));
+        const Schedules steps = stepwise(*ps, g, m);
+        REQUIRE(steps[0].size() == 2u);  // the worker: push then pull, M/S to and from every server
+        CHECK(steps[0][0].ops.size() == static_cast<std::size_t>(servers));
+        for (const auto& op : steps[0][0].ops) {
+          CHECK(op.kind == RankOp::Kind::SEND);
+          CHECK(op.bytes == doctest::Approx(m / servers).epsilon(1e-15));
+        }
+        for (const auto& op : steps[0][1].ops) CHECK(op.kind == RankOp::Kind::RECV);
+        for (int s = 1; s <= servers; ++s) CHECK(steps[static_cast<std::size_t>(s)].size() == 2u);
+        const auto totals = check_matching(steps);
+        CHECK(totals.size() == static_cast<std::size_t>(2 * servers));
+        CHECK(evaluate(steps, ab.alpha_s, ab.beta_s_per_byte) == doctest::Approx(expected).epsilon(1e-6));
+        CHECK(evaluate(pipelined(*ps, g, m), ab.alpha_s, ab.beta_s_per_byte) == doctest::Approx(expected).epsilon(1e-6));
+      }
+  CHECK_THROWS_WITH_AS(ps->analytic_time_s(CollectiveGroup{1, 0}, 1, AlphaBeta{1, 1}),
+                       "ps: the group has no parameter server (servers must be >= 1)", std::invalid_argument);
 }
