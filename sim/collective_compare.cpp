@@ -18,6 +18,15 @@ namespace sg4 = simgrid::s4u;
 
 namespace ddlsim::sim {
 
+namespace {
+
+/// Every call pays the fixed call cost, except a collective among one rank (no call at all).
+double call_cost_s(const CompareRequest& req, const models::Collective& algo, const models::CollectiveGroup& group) {
+  return group.workers > 1 || algo.uses_servers() ? req.network.collective_call_s : 0.0;
+}
+
+}  // namespace
+
 double bus_factor(const std::string& operation, int n) {
   if (n <= 1) return 0.0;
   if (operation == "allreduce") return 2.0 * (n - 1) / n;
@@ -102,7 +111,16 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
   platforms::check_connected(topo, "--topology-params");
   // Closed forms: worker-only algorithms see the workers' network, so adding a
   // server changes none of them; PS algorithms see the paths to the servers too.
-  const models::AlphaBeta ab_workers = analytic_alpha_beta(topo);
+  // The closed forms see the network model's factors, as analytic fidelity does (tcp: refused there;
+  // here the closed form stays that of the ideal network, to compare against TCP's simulated cost).
+  const auto calibrated = [&req](models::AlphaBeta ab) {
+    if (req.network.model == NetworkModel::CALIBRATED) {
+      ab.alpha_s *= req.network.latency_factor;
+      ab.beta_s_per_byte /= req.network.bandwidth_factor;
+    }
+    return ab;
+  };
+  const models::AlphaBeta ab_workers = calibrated(analytic_alpha_beta(topo));
   models::CollectiveGroup group{req.workers, 0, nullptr};
   if (auto nb = platforms::rank_neighbours(topo); !nb.empty())
     group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
@@ -114,7 +132,7 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
     for (auto& row : rows)
       if (row.uses_servers && row.applicable) row.note = "servers attached to " + topo.graph[at].name;
     group.servers = req.servers;
-    ab_servers = analytic_alpha_beta(topo);
+    ab_servers = calibrated(analytic_alpha_beta(topo));
   }
 
   std::vector<models::AlphaBeta> ab_of;
@@ -127,7 +145,7 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
     row.resolved = algo.resolved_name(group, req.bytes, ab_of[i]);
     if (row.resolved.empty() && params_of(names[i]).empty()) default_real.insert(names[i]);
     try {
-      row.analytic_s = algo.analytic_time_s(group, req.bytes, ab_of[i]);
+      row.analytic_s = call_cost_s(req, algo, group) + algo.analytic_time_s(group, req.bytes, ab_of[i]);
     } catch (const std::invalid_argument& e) {
       throw ConfigError(params_of(names[i]).empty() ? std::string("--algorithms") : pointer_append("--params", names[i]),
                         fmt::format("\"{}\" cannot run here: {}", names[i], e.what()));
@@ -149,6 +167,7 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
           TrafficCounters traffic;
           barrier->wait();
           const double t0 = sg4::Engine::get_clock();
+          if (r < group.workers && call_cost_s(req, algo, group) > 0) sg4::this_actor::sleep_for(call_cost_s(req, algo, group));
           if (r < group.workers || algo.uses_servers())
             executor.run(r, stepwise ? algo.rank_schedule(r, group, req.bytes) : algo.rank_phases(r, group, req.bytes),
                          traffic);

@@ -106,6 +106,10 @@ int run_cli(int argc, char** argv) {
                                               "calibrated model: SimGrid's network/latency-factor (default 1)");
   auto* bandwidth_factor_opt = coll->add_option("--bandwidth-factor", c_bandwidth_factor,
                                                 "calibrated model: SimGrid's network/bandwidth-factor (default 1)");
+  std::string c_call_cost = "10us";
+  coll->add_option("--call-cost", c_call_cost,
+                   "fixed cost of every collective call, paid before its first message (network.collective_call_cost)")
+      ->capture_default_str();
   coll->add_option("--algorithms", c_algorithms, "only these algorithms (default: all)")->delimiter(',');
   coll->add_option("--params", c_params,
                    "algorithm parameters as JSON, name -> params, e.g. '{\"ring\": {\"segments\": 4}}'")
@@ -136,6 +140,7 @@ int run_cli(int argc, char** argv) {
     req.bytes = units::cli_bytes(c_bytes, "--bytes");
     req.link.bandwidth_Bps = units::cli_bandwidth_Bps(c_bandwidth, "--bandwidth");
     req.link.latency_s = units::cli_time_s(c_latency, "--latency");
+    req.network.collective_call_s = units::cli_time_s(c_call_cost, "--call-cost");
     if (server_bw_opt->count() > 0) req.server_bandwidth_Bps = units::cli_bandwidth_Bps(c_server_bandwidth, "--server-bandwidth");
     req.topology = c_topology;
     auto parse_json = [](const std::string& text, const std::string& option) {

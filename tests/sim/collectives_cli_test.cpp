@@ -24,7 +24,8 @@ constexpr double B = 25e9 / 8;            // -b 25Gbps, bytes/s
 constexpr double BETA = 1 / B;
 constexpr double ALPHA = 2 * LAT;         // star: two links per path
 constexpr double MIB = 1048576.0;
-constexpr const char* NET = "-b 25Gbps -l 1us";
+// Pure alpha-beta: no fixed call cost (its own test adds the default back).
+constexpr const char* NET = "-b 25Gbps -l 1us --call-cost 0";
 
 struct Row {
   std::string operation, resolved;
@@ -92,7 +93,8 @@ TEST_CASE("BSP with collective ps and one worker: iteration = compute + 2 alpha 
   constexpr int LAYERS = 3;
   constexpr double FWD = 1e-3, BWD = 2e-3, OPT = 0.5e-3, IO = 0.25e-3, GRAD = 1'000'000;
   const double m = LAYERS * GRAD;
-  const double expected = IO + LAYERS * (FWD + BWD) + OPT + 2 * (2 * LINK_LAT) + 2 * m / LINK_BPS;
+  const double call = 10e-6;  // network.collective_call_cost: a lone worker with a server still makes the call
+  const double expected = IO + LAYERS * (FWD + BWD) + OPT + call + 2 * (2 * LINK_LAT) + 2 * m / LINK_BPS;
   TempDir tmp;
   for (const char* fidelity : {"flow", "analytic"}) {
     CAPTURE(fidelity);
@@ -118,7 +120,7 @@ TEST_CASE("BSP with collective ps and one worker: iteration = compute + 2 alpha 
     const json summary = json::parse(ddlsim::test::slurp(std::filesystem::path(out) / "summary.json"));
     CHECK(summary["iteration_time_s"].get<double>() == doctest::Approx(expected).epsilon(1e-6));
     CHECK(summary["exposed_comm_time_per_iteration_s"].get<double>() ==
-          doctest::Approx(2 * (2 * LINK_LAT) + 2 * m / LINK_BPS).epsilon(1e-6));
+          doctest::Approx(call + 2 * (2 * LINK_LAT) + 2 * m / LINK_BPS).epsilon(1e-6));
   }
 }
 
@@ -250,8 +252,8 @@ TEST_CASE("fastest: exactly the real algorithms with the minimum time of their o
 TEST_CASE("sizes and times on the command line: a bare number is bytes or seconds, a bare bandwidth is refused") {
   const double ring4 = 2 * 3 * ALPHA + 2 * 3.0 / 4 * MIB * BETA;
   auto with_unit = csv("-n 4 -m 1MiB --algorithms ring --fidelity analytic");
-  auto bare = ddlsim::test::ddlsim("collectives --csv -n 4 -m 1048576 -b 25Gbps -l 0.000001 --algorithms ring "
-                                   "--fidelity analytic");
+  auto bare = ddlsim::test::ddlsim("collectives --csv -n 4 -m 1048576 -b 25Gbps -l 0.000001 --call-cost 0 "
+                                   "--algorithms ring --fidelity analytic");
   REQUIRE_MESSAGE(bare.exit_code == 0, bare.err);
   CHECK(with_unit["ring"].analytic_s == doctest::Approx(ring4).epsilon(1e-8));
   CHECK(bare.out.find(fmt::format("ring,allreduce,,{:.9g},", ring4)) != std::string::npos);
@@ -305,12 +307,15 @@ TEST_CASE("--model: tcp, and calibrated with its latency and bandwidth factors")
   // ring on 8 ranks: 2(N-1) lf alpha + 2(N-1)/N M beta / bf.
   const double lf = 2, bf = 0.5;
   auto cal = csv("-n 8 -m 1MiB --algorithms ring --model calibrated --latency-factor 2 --bandwidth-factor 0.5");
-  CHECK(cal["ring"].analytic_s == doctest::Approx(2 * 7 * ALPHA + 2 * 7.0 / 8 * MIB * BETA).epsilon(1e-8));
+  // The closed form sees the same factors (as analytic fidelity does in scenarios).
+  CHECK(cal["ring"].analytic_s == doctest::Approx(2 * 7 * lf * ALPHA + 2 * 7.0 / 8 * MIB * BETA / bf).epsilon(1e-8));
   CHECK(cal["ring"].simulated_s == doctest::Approx(2 * 7 * lf * ALPHA + 2 * 7.0 / 8 * MIB * BETA / bf).epsilon(1e-6));
   auto table = collectives("-n 8 -m 1MiB --algorithms ring --model calibrated");
   CHECK(table.out.find("flow fidelity (stepwise, calibrated network)") != std::string::npos);
   auto tcp = csv("-n 8 -m 1MiB --algorithms ring --model tcp");
-  // LV08: latency x 13.01, bandwidth x 0.97, plus cross traffic: never faster than that bound.
+  // tcp: the closed form stays the ideal network's; LV08 (latency x 13.01, bandwidth x 0.97,
+  // plus cross traffic) is never faster than that bound.
+  CHECK(tcp["ring"].analytic_s == doctest::Approx(2 * 7 * ALPHA + 2 * 7.0 / 8 * MIB * BETA).epsilon(1e-8));
   CHECK(tcp["ring"].simulated_s >= 2 * 7 * 13.01 * ALPHA + 2 * 7.0 / 8 * MIB * BETA / 0.97);
   check_refused("-n 8 --latency-factor 2", "--latency-factor: only valid with --model calibrated, not \"ideal\"");
   check_refused("-n 8 --model tcp --bandwidth-factor 2", "--bandwidth-factor: only valid with --model calibrated, not \"tcp\"");
@@ -327,4 +332,24 @@ TEST_CASE("collectives --help names every option") {
     CAPTURE(text);
     CHECK(r.out.find(text) != std::string::npos);
   }
+}
+
+TEST_CASE("collectives: every call pays the fixed call cost in both columns") {
+  // Default 10 us and --call-cost 250us, on top of the ring's closed form; one worker: no call.
+  const double ring4 = 2 * 3 * ALPHA + 2 * 3.0 / 4 * MIB * BETA;
+  for (const auto& [option, call] : std::vector<std::pair<std::string, double>>{{"", 10e-6}, {"--call-cost 250us", 250e-6}}) {
+    CAPTURE(option);
+    auto r = ddlsim::test::ddlsim("collectives --csv -n 4 -m 1MiB -b 25Gbps -l 1us --algorithms ring " + option);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const auto at = r.out.find("\nring,allreduce,,");
+    REQUIRE(at != std::string::npos);
+    std::istringstream line(r.out.substr(at + 17));
+    double analytic = 0, simulated = 0;
+    char comma = 0;
+    line >> analytic >> comma >> simulated;
+    CHECK(analytic == doctest::Approx(call + ring4).epsilon(1e-8));
+    CHECK(simulated == doctest::Approx(call + ring4).epsilon(1e-6));
+  }
+  auto one = ddlsim::test::ddlsim("collectives --csv -n 1 -m 1MiB --algorithms ring --fidelity analytic");
+  CHECK(one.out.find("\nring,allreduce,,0,") != std::string::npos);
 }
