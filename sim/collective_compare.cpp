@@ -2,6 +2,7 @@
 
 #include "models/units.hpp"
 #include "platforms/s4u_emitter.hpp"
+#include "sim/collective_group.hpp"
 #include "sim/engine.hpp"
 #include "sim/schedule_executor.hpp"
 #include "sim/simulation.hpp"
@@ -40,9 +41,7 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
   const platforms::Topology topo = builder->build(build);
   platforms::check_connected(topo, "--topology");
   const models::AlphaBeta ab = analytic_alpha_beta(topo);
-  models::CollectiveGroup group{req.workers, req.servers, nullptr};
-  if (auto nb = platforms::rank_neighbours(topo); !nb.empty())
-    group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
+  const models::CollectiveGroup group = make_collective_group(topo, req.network.granularity == Granularity::PIPELINED);
 
   std::vector<CompareRow> rows;
   for (std::size_t i = 0; i < algorithms.size(); ++i) {

@@ -1,6 +1,7 @@
 #include "sim/simulation.hpp"
 
 #include "platforms/s4u_emitter.hpp"
+#include "sim/collective_group.hpp"
 #include "sim/engine.hpp"
 #include "sim/schedule_executor.hpp"
 
@@ -424,6 +425,7 @@ models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topo) {
   for (auto v : topo.workers) ab.alpha_s = std::max(ab.alpha_s, lat[v]);
   for (auto v : topo.servers) ab.alpha_s = std::max(ab.alpha_s, lat[v]);
   ab.beta_s_per_byte = std::isfinite(min_bw) ? 1.0 / min_bw : 0.0;
+  ab.local = intra_node_link_class(topo);  // hierarchical platforms only
   return ab;
 }
 
@@ -439,10 +441,11 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.plan.iterations = scenario.workload.iterations;
   ctx.plan.buckets = models::make_buckets(scenario.workload.profile, scenario.training.bucketing.bucket_bytes);
   ctx.plan.overlap = scenario.training.bucketing.overlap;
-  ctx.group = models::CollectiveGroup{scenario.platform.workers, scenario.platform.parameter_servers, nullptr};
-  if (auto nb = platforms::rank_neighbours(scenario.platform.graph); !nb.empty())
-    ctx.group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
+  ctx.group = make_collective_group(scenario.platform.graph, !ctx.stepwise());  // + ranks per node, contention cost
   ctx.ab = analytic_alpha_beta(scenario.platform.graph);
+  if (!scenario.training.sync_model->uses_servers())  // what "auto" runs, per bucket size
+    ctx.result.collective_choices =
+        collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, ctx.plan.buckets);
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
                                          link_traces(scenario.network, scenario.platform.graph.graph));
   for (const auto* link : ctx.platform.links)
@@ -454,6 +457,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.result.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
   ctx.result.alpha_s = ctx.ab.alpha_s;
   ctx.result.beta_s_per_byte = ctx.ab.beta_s_per_byte;
+  ctx.result.analytic_local = ctx.ab.local;
   ctx.result.buckets = static_cast<int>(ctx.plan.buckets.size());
   for (int s = 0; s < scenario.platform.parameter_servers; ++s)
     ctx.push_boxes.push_back(sg4::Mailbox::by_name(fmt::format("push:{}", s)));
