@@ -194,6 +194,19 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["makespan_s"] = s.makespan_s;
   j["analytic_alpha_s"] = result.alpha_s;
   j["analytic_beta_s_per_byte"] = result.beta_s_per_byte;
+  if (result.analytic_local) {
+    j["analytic_local_alpha_s"] = result.analytic_local->alpha_s;
+    j["analytic_local_beta_s_per_byte"] = result.analytic_local->beta_s_per_byte;
+  }
+  if (!result.collective_choices.empty()) {
+    nlohmann::json choices = nlohmann::json::array();
+    for (const auto& c : result.collective_choices)
+      choices.push_back({{"bucket_bytes", c.bucket_bytes},
+                         {"algorithm", c.algorithm},
+                         {"estimated_s", c.estimated_s},
+                         {"basis", c.basis}});
+    j["collective_choices"] = choices;
+  }
   if (s.staleness_count > 0)
     j["staleness"] = {{"count", s.staleness_count}, {"mean", s.staleness_mean}, {"p95", s.staleness_p95},
                       {"max", s.staleness_max}};
@@ -243,6 +256,9 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
   row("comm_bytes_per_iteration", fmt::format("{:.6g} ({}, {} buckets)", s.comm_bytes_per_iteration,
                                                units::format_bytes(s.comm_bytes_per_iteration), result.buckets));
   row("messages_per_iteration", fmt::format("{:.6g}", s.messages_per_iteration));
+  for (const auto& c : result.collective_choices)
+    row(fmt::format("{} for {} buckets", sc.training.collective.name, units::format_bytes(c.bucket_bytes)),
+        fmt::format("{} ({:.6g} s, {})", c.algorithm, c.estimated_s, c.basis));
   if (s.staleness_count > 0)
     row("staleness (updates)", fmt::format("mean {:.3g}, p95 {:.3g}, max {:.0f}", s.staleness_mean, s.staleness_p95,
                                            s.staleness_max));

@@ -26,15 +26,39 @@
 #include <boost/container/small_vector.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ddlsim::models {
 
+/// One class of links: a message's path latency and the inverse bandwidth of its bottleneck.
+struct LinkClass {
+  double alpha_s = 0;
+  double beta_s_per_byte = 0;
+};
+
 struct AlphaBeta {
+  AlphaBeta() = default;
+  AlphaBeta(double alpha, double beta) : alpha_s(alpha), beta_s_per_byte(beta) {}
+
   double alpha_s = 0;           // latency of one message on a host-to-host path
   double beta_s_per_byte = 0;   // inverse bandwidth of the bottleneck link
+  /// The intra-node link class on a platform of multi-GPU nodes (sim/ sets it from the
+  /// hierarchical topology's node links); unset elsewhere, where intra() is the global pair.
+  std::optional<LinkClass> local;
+  [[nodiscard]] LinkClass intra() const { return local.value_or(LinkClass{alpha_s, beta_s_per_byte}); }
+  /// Every latency (global and intra-node) times `latency_factor`, every bandwidth times
+  /// `bandwidth_factor` (betas divided by it): a network model's factors; (1, inf) keeps
+  /// only the latencies, (0, 1) only the transfer terms.
+  [[nodiscard]] AlphaBeta scaled(double latency_factor, double bandwidth_factor) const {
+    AlphaBeta out(alpha_s * latency_factor, beta_s_per_byte / bandwidth_factor);
+    if (local) out.local = LinkClass{local->alpha_s * latency_factor, local->beta_s_per_byte / bandwidth_factor};
+    return out;
+  }
 };
+
+class NetworkCost;  // models/network_cost.hpp
 
 struct CollectiveGroup {
   CollectiveGroup() = default;
@@ -48,7 +72,20 @@ struct CollectiveGroup {
   /// between them), for topology-aware algorithms (multitree). Null: every rank
   /// is every rank's neighbour, as on the reference star.
   std::shared_ptr<const std::vector<std::vector<int>>> neighbours;
+  /// Workers per node on a platform of multi-GPU nodes (ranks jG .. jG+G-1 share node j);
+  /// 0 when the platform has no such nodes. hierarchical reads its G from here.
+  int ranks_per_node = 0;
+  /// Contention-aware cost of a schedule on this group's platform (models/network_cost.hpp),
+  /// for meta-algorithms such as "auto". Null: the reference star, where the closed forms are exact.
+  std::shared_ptr<const NetworkCost> network_cost;
   [[nodiscard]] int size() const { return workers + servers; }
+};
+
+/// What a meta-algorithm ("auto") runs for one call, and why.
+struct CollectiveChoice {
+  std::string algorithm;    // the algorithm that runs
+  double estimated_s = 0;   // the cost it won with (contention estimate or closed form)
+  std::string basis;        // "contention estimate", "closed form", or the closed form with the reason
 };
 
 struct RankOp {
@@ -82,14 +119,20 @@ class Collective {
   /// For meta-algorithms such as "auto": the algorithm actually used for this
   /// call; empty for an ordinary algorithm.
   [[nodiscard]] virtual std::string resolved_name(const CollectiveGroup&, double, const AlphaBeta&) const { return {}; }
+  /// For meta-algorithms: the pick with its cost and the basis of the choice; nullopt
+  /// for an ordinary algorithm.
+  [[nodiscard]] virtual std::optional<CollectiveChoice> choice(const CollectiveGroup&, double, const AlphaBeta&) const {
+    return std::nullopt;
+  }
   /// Pipelined granularity: consecutive steps with the same (kind, peer) pattern
   /// merged into one step carrying their bytes and latency_steps. Algorithms may
   /// override this with a direct O(1)-per-phase construction.
   [[nodiscard]] virtual std::vector<RankStep> rank_phases(int rank, const CollectiveGroup& group,
                                                           double bytes) const;
   /// The algorithm that runs for this call: plain algorithms return themselves; a
-  /// meta-collective ("auto") returns the one it picks by the closed forms for this
-  /// group, size and network (the one resolved_name() names). Its own rank_schedule()
+  /// meta-collective ("auto") returns the one it picks for this group, size and network
+  /// (by the group's NetworkCost when it has one, else by the closed forms; the one
+  /// resolved_name() names). Its own rank_schedule()
   /// has no network to pick with; running resolve(...).rank_schedule(...) uses this one.
   [[nodiscard]] virtual const Collective& resolve(const CollectiveGroup& /*group*/, double /*bytes*/,
                                                   const AlphaBeta& /*ab*/) const {

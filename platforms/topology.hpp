@@ -60,6 +60,9 @@ struct Topology {
   Graph graph;
   std::vector<Vertex> workers;        // by rank
   std::vector<Vertex> servers;        // by server index
+  /// Multi-GPU nodes (the "hierarchical" builder): workers per node, rank r on node r / G,
+  /// each on its node switch by an intra-node link. 0 for every other topology.
+  int gpus_per_node = 0;
 };
 
 class TopologyBuilder {

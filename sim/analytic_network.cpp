@@ -78,10 +78,7 @@ models::AlphaBeta AnalyticNetwork::evaluate(double t) {
     g[e].latency_s = lat.series ? value_at(*lat.series, lat.period_s, nominal_latency_s_[i], t) : nominal_latency_s_[i];
     ++i;
   }
-  models::AlphaBeta ab = analytic_alpha_beta(topology_);
-  ab.alpha_s *= latency_factor_;
-  ab.beta_s_per_byte /= bandwidth_factor_;
-  return ab;
+  return analytic_alpha_beta(topology_).scaled(latency_factor_, bandwidth_factor_);
 }
 
 double AnalyticNetwork::next_change(double t) const {
@@ -122,11 +119,9 @@ double AnalyticNetwork::finish(double t0, double latency_s, double transfer_s) {
 
 CostTerms cost_terms(const models::Collective& algorithm, const models::CollectiveGroup& group, double bytes,
                      const models::AlphaBeta& ab) {
-  models::AlphaBeta latency_only = ab, transfer_only = ab;
-  latency_only.beta_s_per_byte = 0;
-  transfer_only.alpha_s = 0;
-  const CostTerms terms{algorithm.analytic_time_s(group, bytes, latency_only),
-                        algorithm.analytic_time_s(group, bytes, transfer_only)};
+  const CostTerms terms{
+      algorithm.analytic_time_s(group, bytes, ab.scaled(1, std::numeric_limits<double>::infinity())),
+      algorithm.analytic_time_s(group, bytes, ab.scaled(0, 1))};
   const double whole = algorithm.analytic_time_s(group, bytes, ab);
   if (std::abs(whole - terms.latency_s - terms.transfer_s) > 1e-9 * std::max(whole, 1e-12))
     throw std::logic_error(fmt::format("closed form of {} is not linear in alpha and beta ({} != {} + {})",

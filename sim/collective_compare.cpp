@@ -2,6 +2,7 @@
 
 #include "models/units.hpp"
 #include "platforms/s4u_emitter.hpp"
+#include "sim/collective_group.hpp"
 #include "sim/engine.hpp"
 #include "sim/schedule_executor.hpp"
 #include "sim/simulation.hpp"
@@ -113,17 +114,13 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
   // server changes none of them; PS algorithms see the paths to the servers too.
   // The closed forms see the network model's factors, as analytic fidelity does (tcp: refused there;
   // here the closed form stays that of the ideal network, to compare against TCP's simulated cost).
-  const auto calibrated = [&req](models::AlphaBeta ab) {
-    if (req.network.model == NetworkModel::CALIBRATED) {
-      ab.alpha_s *= req.network.latency_factor;
-      ab.beta_s_per_byte /= req.network.bandwidth_factor;
-    }
-    return ab;
+  const auto calibrated = [&req](const models::AlphaBeta& ab) {
+    return req.network.model == NetworkModel::CALIBRATED
+               ? ab.scaled(req.network.latency_factor, req.network.bandwidth_factor)
+               : ab;
   };
   const models::AlphaBeta ab_workers = calibrated(analytic_alpha_beta(topo));
-  models::CollectiveGroup group{req.workers, 0, nullptr};
-  if (auto nb = platforms::rank_neighbours(topo); !nb.empty())
-    group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
+  models::CollectiveGroup group = make_collective_group(topo, req.network.granularity == Granularity::PIPELINED);
   models::AlphaBeta ab_servers = ab_workers;
   if (ps_compared) {
     platforms::LinkSpec server_link = req.link;

@@ -340,9 +340,11 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
       throw ConfigError("/training/collective/name",
                         fmt::format("\"{}\" is a {} algorithm; gradient aggregation needs an all-reduce",
                                     s.training.collective.name, coll.operation()));
-    try {  // parameters that depend on the group (e.g. torus2d rows must divide N)
-      (void)coll.analytic_time_s(models::CollectiveGroup(s.platform.workers, s.platform.parameter_servers), 1.0,
-                                 models::AlphaBeta{1e-6, 1e-9});
+    try {  // parameters that depend on the group (e.g. torus2d rows must divide N; hierarchical's
+           // gpus_per_node must match the platform's, a ConfigError at its own path)
+      models::CollectiveGroup group(s.platform.workers, s.platform.parameter_servers);
+      group.ranks_per_node = s.platform.graph.gpus_per_node;
+      (void)coll.analytic_time_s(group, 1.0, models::AlphaBeta{1e-6, 1e-9});
     } catch (const std::invalid_argument& e) {
       if (!coll.uses_servers() || s.platform.parameter_servers > 0)
         throw ConfigError("/training/collective/params", e.what());

@@ -2,6 +2,7 @@
 
 #include "platforms/s4u_emitter.hpp"
 #include "sim/analytic_network.hpp"
+#include "sim/collective_group.hpp"
 #include "sim/engine.hpp"
 #include "sim/schedule_executor.hpp"
 
@@ -466,6 +467,7 @@ models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topo) {
   for (auto v : topo.workers) ab.alpha_s = std::max(ab.alpha_s, lat[v]);
   for (auto v : topo.servers) ab.alpha_s = std::max(ab.alpha_s, lat[v]);
   ab.beta_s_per_byte = std::isfinite(min_bw) ? 1.0 / min_bw : 0.0;
+  ab.local = intra_node_link_class(topo);  // hierarchical platforms only
   return ab;
 }
 
@@ -490,9 +492,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.plan.profile = &scenario.workload.profile;
   ctx.plan.iterations = scenario.workload.iterations;
   ctx.plan.overlap = scenario.training.bucketing.overlap;
-  ctx.group = models::CollectiveGroup{scenario.platform.workers, scenario.platform.parameter_servers, nullptr};
-  if (auto nb = platforms::rank_neighbours(scenario.platform.graph); !nb.empty())
-    ctx.group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
+  ctx.group = make_collective_group(scenario.platform.graph, !ctx.stepwise());  // + ranks per node, contention cost
   ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);
   ctx.ab = ctx.network->at(0);  // the network model's factors applied (auto picks with it)
   if (scenario.training.bucketing.policy == BucketingPolicy::MGWFBP) {
@@ -505,6 +505,9 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   } else {
     ctx.plan.buckets = models::make_buckets(scenario.workload.profile, scenario.training.bucketing.bucket_bytes);
   }
+  if (!scenario.training.sync_model->uses_servers())  // what "auto" runs, per bucket size
+    ctx.result.collective_choices =
+        collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, ctx.plan.buckets);
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
                                          link_traces(scenario.network, scenario.platform.graph.graph));
   for (const auto* link : ctx.platform.links)
@@ -516,6 +519,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.result.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
   ctx.result.alpha_s = ctx.ab.alpha_s;
   ctx.result.beta_s_per_byte = ctx.ab.beta_s_per_byte;
+  ctx.result.analytic_local = ctx.ab.local;
   ctx.result.buckets = static_cast<int>(ctx.plan.buckets.size());
   for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
     auto& boxes = ctx.push_boxes.emplace_back();

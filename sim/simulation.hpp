@@ -7,10 +7,12 @@
 // model uses servers; collects typed records for analysis/.
 #pragma once
 
+#include "sim/collective_group.hpp"
 #include "sim/scenario.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -59,8 +61,10 @@ struct SimulationResult {
   double makespan_s = 0;
   double alpha_s = 0;          // the alpha the analytic mode used
   double beta_s_per_byte = 0;  // the beta the analytic mode used
+  std::optional<models::LinkClass> analytic_local;  // the intra-node pair (hierarchical platforms)
   int buckets = 0;
   std::vector<std::string> notes;  // how the run was carried out, where it is worth saying (printed on stderr)
+  std::vector<CollectiveChoiceRecord> collective_choices;  // "auto": its pick per distinct bucket size
 };
 
 /// Called when worker 0 finishes an iteration: (iterations done, iterations, simulated seconds).
@@ -72,7 +76,9 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
                           const ProgressCallback& progress = {});
 
 /// The alpha (worst host-to-host path latency from worker 0) and beta (inverse
-/// of the slowest link's bandwidth) used by analytic fidelity.
+/// of the slowest link's bandwidth) used by analytic fidelity; on a platform of
+/// multi-GPU nodes (Topology::gpus_per_node > 0) also the intra-node pair `local`:
+/// twice the worst worker-link latency and the inverse of the slowest worker link.
 models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topology);
 
 }  // namespace ddlsim::sim

@@ -1,13 +1,22 @@
-// "auto": the all-reduce algorithm with the smallest closed form, per call.
+// "auto": the all-reduce algorithm with the smallest cost on this platform, per call.
 //
 // Holds one instance (default parameters) of every registered all-reduce that
 // needs no parameter server -- or of the names in "candidates" -- and for a
-// (group, bytes, alpha, beta) picks the one with the smallest analytic_time_s
-// (ties: first in candidate order, alphabetical by default). analytic_time_s is
-// that minimum; resolve() / resolved_name() return the pick. rank_schedule()
-// and rank_phases() get no alpha-beta, so they pick for the reference network
-// given by "latency" (default 2us) and "bandwidth" (default 25Gbps); sim/ can
-// run resolve(group, bytes, ab).rank_schedule(...) to pick for its own network.
+// (group, bytes, alpha, beta) picks the cheapest (ties: first in candidate
+// order, alphabetical by default):
+//   * when the group carries a NetworkCost (sim/ sets one on every platform but
+//     a uniform one-switch star), by that contention-aware estimate of each
+//     candidate's schedule (models/network_cost.hpp); a candidate whose schedule
+//     is too large to estimate is left out and named in the choice's basis, and
+//     when none can be estimated the closed forms decide, and the basis says so;
+//   * otherwise by the closed forms (analytic_time_s), exact on the reference star.
+// analytic_time_s is the pick's closed form; resolve() / resolved_name() return
+// the pick and choice() also its cost and basis. rank_schedule() and
+// rank_phases() get no alpha-beta, so they pick for the reference network given
+// by "latency" (default 2us) and "bandwidth" (default 25Gbps) (or by the group's
+// NetworkCost); sim/ runs resolve(group, bytes, ab).rank_schedule(...).
+//
+// The crossovers below are those of the closed forms, i.e. of the reference star.
 //
 // Crossovers (closed forms of the files beside this one; a = alpha, b = beta,
 // M bytes; N a power of 2, and N = 2^(D+1) - 1 for the perfect tree):
@@ -31,9 +40,11 @@
 // switch between recursive doubling and Rabenseifner); NCCL's tuning model
 // (ring vs tree by size).
 #include "models/collective.hpp"
+#include "models/network_cost.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <memory>
 #include <string>
 #include <utility>
@@ -55,41 +66,81 @@ class AutoAllreduce final : public Collective {
   [[nodiscard]] std::string operation() const override { return "allreduce"; }
 
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
-    return pick(group, bytes, ab).algorithm->analytic_time_s(group, bytes, ab);
+    return pick(group, bytes, ab).winner->algorithm->analytic_time_s(group, bytes, ab);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
                                                     double bytes) const override {
-    return pick(group, bytes, reference_).algorithm->rank_schedule(rank, group, bytes);
+    return pick(group, bytes, reference_).winner->algorithm->rank_schedule(rank, group, bytes);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_phases(int rank, const CollectiveGroup& group,
                                                   double bytes) const override {
-    return pick(group, bytes, reference_).algorithm->rank_phases(rank, group, bytes);
+    return pick(group, bytes, reference_).winner->algorithm->rank_phases(rank, group, bytes);
   }
 
   [[nodiscard]] std::string resolved_name(const CollectiveGroup& group, double bytes,
                                           const AlphaBeta& ab) const override {
-    return pick(group, bytes, ab).name;
+    return pick(group, bytes, ab).winner->name;
+  }
+
+  [[nodiscard]] std::optional<CollectiveChoice> choice(const CollectiveGroup& group, double bytes,
+                                                       const AlphaBeta& ab) const override {
+    const Pick p = pick(group, bytes, ab);
+    CollectiveChoice c;
+    c.algorithm = p.winner->name;
+    c.estimated_s = p.cost_s;
+    if (!p.estimated) {
+      c.basis = group.network_cost ? "closed form (platform too large for the contention estimate)" : "closed form";
+    } else if (p.skipped.empty()) {
+      c.basis = "contention estimate";
+    } else {
+      std::vector<std::string> names;
+      for (const auto* s : p.skipped) names.push_back(s->name);
+      c.basis = fmt::format("contention estimate ({} left out: too large to estimate)", fmt::join(names, ", "));
+    }
+    return c;
   }
 
   [[nodiscard]] const Collective& resolve(const CollectiveGroup& group, double bytes,
                                           const AlphaBeta& ab) const override {
-    return *pick(group, bytes, ab).algorithm;
+    return *pick(group, bytes, ab).winner->algorithm;
   }
 
  private:
-  [[nodiscard]] const Candidate& pick(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const {
-    const Candidate* best = &candidates_.front();
-    double best_time = best->algorithm->analytic_time_s(group, bytes, ab);
+  struct Pick {
+    const Candidate* winner = nullptr;
+    double cost_s = 0;
+    bool estimated = false;                  // by the group's NetworkCost, not the closed forms
+    std::vector<const Candidate*> skipped;   // too large to estimate
+  };
+
+  [[nodiscard]] Pick pick(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const {
+    Pick p;
+    if (group.network_cost) {
+      for (const auto& c : candidates_) {
+        const auto t = group.network_cost->time_s(*c.algorithm, group, bytes);
+        if (!t) {
+          p.skipped.push_back(&c);
+        } else if (p.winner == nullptr || *t < p.cost_s) {
+          p.winner = &c;
+          p.cost_s = *t;
+        }
+      }
+      if (p.winner != nullptr) {
+        p.estimated = true;
+        return p;
+      }
+      p.skipped.clear();
+    }
     for (const auto& c : candidates_) {
       const double t = c.algorithm->analytic_time_s(group, bytes, ab);
-      if (t < best_time) {
-        best = &c;
-        best_time = t;
+      if (p.winner == nullptr || t < p.cost_s) {
+        p.winner = &c;
+        p.cost_s = t;
       }
     }
-    return *best;
+    return p;
   }
 
   std::vector<Candidate> candidates_;
@@ -137,5 +188,6 @@ std::unique_ptr<Collective> make_auto(ObjectReader& params) {
 }  // namespace ddlsim::models
 
 DDLSIM_REGISTER(ddlsim::models::Collective, "auto",
-                "all-reduce picked per call by the smallest closed form among the registered ones (min over algorithms)",
+                "all-reduce picked per call by the smallest cost among the registered ones: contention estimate on the platform, "
+                "closed form on the reference star",
                 [](ddlsim::ObjectReader& params) { return ddlsim::models::make_auto(params); })

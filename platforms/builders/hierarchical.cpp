@@ -5,7 +5,9 @@
 // workers attach with the intra-node link; every node switch attaches to one
 // core switch "core-0" with the platform link (the node's NIC). Each
 // parameter server is a node of its own, attached directly to "core-0" with
-// the platform link. Host diameter: 2 inside a node, 4 across nodes.
+// the platform link. Host diameter: 2 inside a node, 4 across nodes. G is
+// exposed as Topology::gpus_per_node, from which the hierarchical all-reduce
+// takes its node size.
 //
 // Parameters:
 //   "gpus_per_node"  G, integer in [1, 1024], default 8.
@@ -28,6 +30,7 @@ class HierarchicalBuilder final : public TopologyBuilder {
   [[nodiscard]] Topology build(const BuildRequest& request) const override {
     Topology topo;
     topo.kind = "hierarchical";
+    topo.gpus_per_node = gpus_per_node_;
     add_hosts(topo, request);
     Vertex core = add_node(topo, "core-0", NodeKind::SWITCH);
     Vertex node = core;
