@@ -1,0 +1,122 @@
+// ddlsim: the shared state of one simulation run, and the actors that use it.
+//
+// Internal to sim/: simulation.cpp builds a Context and starts the actors;
+// worker_runtime.cpp holds each worker's compute actor (the Runtime facade the
+// sync model runs against) and communication stream; servers.cpp the parameter
+// servers; records.cpp what is derived from the records after the run.
+// SimGrid runs actors one at a time in one thread (contexts/nthreads=1), so the
+// plain containers here are safe.
+#pragma once
+
+#include "models/sync_model.hpp"
+#include "platforms/s4u_emitter.hpp"
+#include "sim/analytic_network.hpp"
+#include "sim/schedule_executor.hpp"
+#include "sim/simulation.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <simgrid/s4u.hpp>
+#include <string>
+#include <vector>
+
+namespace ddlsim::sim::detail {
+
+namespace sg4 = simgrid::s4u;
+
+/// A gradient push to a parameter server, or its answer (the pull).
+struct PsMessage {
+  int worker = 0;
+  int bucket = 0;
+  double bytes = 0;
+  std::int64_t version = 0;
+  int iteration = 0;  // the pushing worker's iteration (for the timeline)
+};
+
+struct QueuedComm {
+  models::CommRequest request;
+  int iteration = 0;
+  double submit_s = 0;  // simulated time of the submit (the compute actor sleeps lazily)
+};
+
+/// Per-worker state shared by its compute actor and its communication-stream actor.
+struct WorkerState {
+  std::deque<QueuedComm> queue;
+  sg4::SemaphorePtr queued = sg4::Semaphore::create(0);
+  sg4::SemaphorePtr drained = sg4::Semaphore::create(0);  // released once when a waiter waits for the stream
+  int outstanding = 0;                                     // submitted and not finished
+  bool waiting = false;
+  std::vector<QueuedComm> analytic_pending;  // analytic fidelity: all-reduces resolved at wait_comm
+  std::map<int, TrafficCounters> analytic_traffic;  // per bucket: what its all-reduce sends (same every iteration)
+  std::map<std::pair<int, int>, std::int64_t> seen_version;  // (server, bucket) -> version last pulled
+};
+
+/// Analytic fidelity: each iteration's per-bucket latest arrival over all workers.
+struct AnalyticRound {
+  std::vector<double> arrival;
+  int readers = 0;
+};
+
+/// Shared state of one simulation. SimGrid runs actors one at a time in one
+/// thread (contexts/nthreads=1), so plain containers are safe here.
+struct Context {
+  const Scenario* scenario = nullptr;
+  models::TrainingPlan plan;
+  models::CollectiveGroup group;
+  models::AlphaBeta ab;
+  std::unique_ptr<AnalyticNetwork> network;          // alpha and beta over time (analytic fidelity)
+  platforms::EmittedPlatform platform;
+  std::unique_ptr<ScheduleExecutor> executor;
+  sg4::BarrierPtr comm_barrier;                       // analytic fidelity: all communication streams
+  std::vector<WorkerState> workers;
+  std::vector<std::deque<double>> collective_jobs;   // per server: collectives (bytes) it must serve
+  std::vector<sg4::SemaphorePtr> collective_ready;
+  std::vector<std::vector<sg4::Mailbox*>> push_boxes;  // per server, per worker
+  std::map<int, AnalyticRound> rounds;               // analytic fidelity, by iteration
+  ProgressCallback progress;
+  SimulationResult result;
+
+  [[nodiscard]] bool analytic() const { return scenario->network.fidelity == Fidelity::ANALYTIC; }
+  [[nodiscard]] bool stepwise() const { return scenario->network.granularity == Granularity::STEPWISE; }
+  sg4::Mailbox* pull_box(int server, int worker) {
+    return sg4::Mailbox::by_name(fmt::format("pull:{}>{}", server, worker));
+  }
+  [[nodiscard]] bool traced(int pid, int iteration) const {
+    return scenario->output.timeline && iteration < scenario->output.timeline_iterations &&
+           (pid < scenario->output.timeline_workers || pid >= group.workers);
+  }
+  void trace(int pid, int tid, std::string name, std::string category, double start, double duration) {
+    result.timeline.push_back(TraceEvent{pid, tid, std::move(name), std::move(category), start, duration});
+  }
+};
+
+/// The fixed cost of one collective call (launch and handshake); a collective
+/// among a single rank is no call at all.
+inline double call_cost_s(const Context& ctx, const models::Collective& algo) {
+  return ctx.group.workers > 1 || algo.uses_servers() ? ctx.scenario->network.collective_call_s : 0.0;
+}
+
+inline std::uint64_t units_of(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes * BYTE_SCALE)); }
+
+inline void add_traffic(const TrafficCounters& c, double& bytes, std::int64_t& messages) {
+  bytes += c.bytes_sent;
+  messages += c.messages_sent;
+}
+
+/// The compute actor of worker `rank`: the sync model's worker loop on a SimRuntime.
+void run_worker(Context& ctx, int rank, const models::SyncModel& sync);
+/// Worker `rank`'s communication stream: executes its requests one at a time, in order (daemon).
+void comm_stream(Context& ctx, int rank);
+/// Parameter server `server`: the sync model's server loop on a SimServerRuntime.
+void run_server(Context& ctx, int server, const models::SyncModel& sync);
+/// A parameter server's side of collectives that use servers (e.g. "ps") (daemon).
+void collective_server(Context& ctx, int server);
+/// Per worker, iteration and bucket: the wait for the last peer's arrival.
+void compute_straggler_wait(SimulationResult& result);
+/// Per-link bytes and utilisation from SimGrid's link-load plugin.
+void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform& platform);
+
+}  // namespace ddlsim::sim::detail

@@ -1,0 +1,204 @@
+// ddlsim: a worker's two actors -- compute (the Runtime facade its sync model
+// runs against) and its communication stream.
+#include "sim/context.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ddlsim::sim::detail {
+namespace {
+
+/// The worker-side Runtime: compute is accumulated and slept lazily (only
+/// when the worker interacts with communication), which is exact because
+/// compute touches nothing shared, and keeps per-layer replay cheap.
+class SimRuntime final : public models::Runtime {
+ public:
+  SimRuntime(Context& ctx, int rank)
+      : ctx_(ctx), rank_(rank), rng_(ctx.scenario->seed * 1'000'003ULL + static_cast<std::uint64_t>(rank)) {}
+
+  [[nodiscard]] int rank() const override { return rank_; }
+  [[nodiscard]] int workers() const override { return ctx_.group.workers; }
+  [[nodiscard]] int servers() const override { return ctx_.group.servers; }
+  double now() override { return sg4::Engine::get_clock() + debt_; }
+
+  void compute(double seconds, models::Phase phase, const std::string& label) override {
+    if (seconds <= 0) return;
+    seconds *= factor_;
+    if (ctx_.traced(rank_, iteration_)) ctx_.trace(rank_, 0, label, models::to_string(phase), now(), seconds);
+    debt_ += seconds;
+    current().compute_s += seconds;
+  }
+
+  void submit(const models::CommRequest& request) override {
+    auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
+    QueuedComm item{request, iteration_, now()};
+    if (ctx_.analytic() && request.kind == models::CommRequest::Kind::ALLREDUCE) {
+      state.analytic_pending.push_back(item);
+      return;
+    }
+    // No sleep here: the stream sleeps until submit_s itself, so the compute actor
+    // sleeps once per wait_comm instead of once per bucket.
+    state.queue.push_back(item);
+    ++state.outstanding;
+    state.queued->release();
+  }
+
+  void wait_comm() override {
+    flush();
+    auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
+    const double t0 = sg4::Engine::get_clock();
+    if (!state.analytic_pending.empty()) resolve_analytic(state);
+    if (state.outstanding > 0) {
+      state.waiting = true;
+      state.drained->acquire();
+    }
+    current().exposed_comm_s += sg4::Engine::get_clock() - t0;
+  }
+
+  void iteration_begin(int iteration) override {
+    flush();
+    iteration_ = iteration;
+    factor_ = ctx_.scenario->training.stragglers.factor(rank_, rng_);
+    IterationRecord rec;
+    rec.start_s = rec.end_s = sg4::Engine::get_clock();
+    rec.arrivals.assign(ctx_.plan.buckets.size(), -1.0);
+    record().iterations.push_back(std::move(rec));
+  }
+
+  void iteration_end(int iteration) override {
+    flush();
+    current().end_s = sg4::Engine::get_clock();
+    if (rank_ == 0 && ctx_.progress) ctx_.progress(iteration + 1, ctx_.plan.iterations, current().end_s);
+  }
+
+ private:
+  void flush() {
+    if (debt_ > 0) sg4::this_actor::sleep_for(debt_);
+    debt_ = 0;
+  }
+
+  /// Analytic all-reduces: one rendezvous per iteration exchanges every worker's
+  /// arrival per bucket; bucket b then runs from max(all arrivals, end of b-1)
+  /// for its closed form, identically on every worker.
+  void resolve_analytic(WorkerState& state) {
+    const auto& coll = *ctx_.scenario->training.collective_algorithm;
+    auto& round = ctx_.rounds[iteration_];
+    round.arrival.resize(ctx_.plan.buckets.size(), -1.0);
+    for (const auto& item : state.analytic_pending)
+      round.arrival[static_cast<std::size_t>(item.request.bucket)] =
+          std::max(round.arrival[static_cast<std::size_t>(item.request.bucket)], item.submit_s);
+    ctx_.comm_barrier->wait();
+    auto& rec = record();
+    double end = 0;
+    for (const auto& item : state.analytic_pending) {
+      const auto b = static_cast<std::size_t>(item.request.bucket);
+      const double own = std::max(item.submit_s, end);
+      const double start = std::max(own, round.arrival[b]);
+      const auto& ab = ctx_.network->at(start);
+      const auto& algo = coll.resolve(ctx_.group, item.request.bytes, ab);
+      const CostTerms cost = cost_terms(algo, ctx_.group, item.request.bytes, ab);
+      end = ctx_.network->finish(start, call_cost_s(ctx_, algo) + cost.latency_s, cost.transfer_s);
+      auto& it = rec.iterations.at(static_cast<std::size_t>(item.iteration));
+      it.arrivals.at(b) = own;
+      it.comm_busy_s += end - own;
+      auto cached = state.analytic_traffic.find(item.request.bucket);
+      if (cached == state.analytic_traffic.end())
+        cached = state.analytic_traffic
+                     .emplace(item.request.bucket,
+                              schedule_traffic(algo.rank_phases(rank_, ctx_.group, item.request.bytes)))
+                     .first;
+      add_traffic(cached->second, rec.bytes_sent, rec.messages_sent);
+      if (rank_ == 0)
+        for (int s = 0; algo.uses_servers() && s < ctx_.group.servers; ++s)
+          add_traffic(schedule_traffic(algo.rank_phases(ctx_.group.workers + s, ctx_.group, item.request.bytes)),
+                      ctx_.result.bytes_sent_by_servers, ctx_.result.messages_sent_by_servers);
+      if (ctx_.traced(rank_, item.iteration))
+        ctx_.trace(rank_, 1, fmt::format("bucket {}", b), "allreduce", own, end - own);
+    }
+    state.analytic_pending.clear();
+    if (++round.readers == ctx_.group.workers) ctx_.rounds.erase(iteration_);
+    if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(end);
+  }
+  WorkerRecord& record() { return ctx_.result.workers[static_cast<std::size_t>(rank_)]; }
+  IterationRecord& current() { return record().iterations.back(); }
+
+  Context& ctx_;
+  int rank_;
+  std::mt19937_64 rng_;
+  int iteration_ = 0;
+  double factor_ = 1.0;
+  double debt_ = 0;
+};
+
+}  // namespace
+
+void run_worker(Context& ctx, int rank, const models::SyncModel& sync) {
+  SimRuntime runtime(ctx, rank);
+  sync.run_worker(runtime, ctx.plan);
+}
+
+void comm_stream(Context& ctx, int rank) {
+  auto& state = ctx.workers[static_cast<std::size_t>(rank)];
+  auto& rec = ctx.result.workers[static_cast<std::size_t>(rank)];
+  const auto& coll = *ctx.scenario->training.collective_algorithm;
+  const int servers = ctx.group.servers;
+  while (true) {
+    state.queued->acquire();
+    const QueuedComm item = state.queue.front();
+    state.queue.pop_front();
+    const auto& req = item.request;
+    if (item.submit_s > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(item.submit_s);
+    const double t0 = sg4::Engine::get_clock();
+    auto& iteration = rec.iterations.at(static_cast<std::size_t>(item.iteration));
+    if (req.kind == models::CommRequest::Kind::ALLREDUCE) {
+      iteration.arrivals.at(static_cast<std::size_t>(req.bucket)) = t0;
+      if (coll.uses_servers() && rank == 0)
+        for (std::size_t s = 0; s < ctx.collective_jobs.size(); ++s) {
+          ctx.collective_jobs[s].push_back(req.bytes);
+          ctx.collective_ready[s]->release();
+        }
+      {
+        // "auto" picks its algorithm for this platform's alpha and beta.
+        const auto& algo = coll.resolve(ctx.group, req.bytes, ctx.ab);
+        // Every call pays its launch and handshake cost before its first message.
+        if (const double call = call_cost_s(ctx, algo); call > 0) sg4::this_actor::sleep_for(call);
+        TrafficCounters traffic;
+        ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(rank, ctx.group, req.bytes)
+                                               : algo.rank_phases(rank, ctx.group, req.bytes),
+                          traffic);
+        add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
+      }
+    } else {  // PUSH_PULL: a shard to every server, then every shard back
+      const double shard = req.bytes / servers;
+      std::vector<sg4::CommPtr> comms;
+      for (int s = 0; s < servers; ++s) {
+        auto* msg = new PsMessage{rank, req.bucket, shard, state.seen_version[{s, req.bucket}], item.iteration};
+        comms.push_back(ctx.push_boxes[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank)]->put_async(
+            msg, units_of(shard)));
+        rec.bytes_sent += shard;
+        ++rec.messages_sent;
+      }
+      sg4::Comm::wait_all(comms);
+      comms.clear();
+      std::vector<PsMessage*> replies(static_cast<std::size_t>(servers), nullptr);
+      for (int s = 0; s < servers; ++s)
+        comms.push_back(ctx.pull_box(s, rank)->get_async(&replies[static_cast<std::size_t>(s)]));
+      sg4::Comm::wait_all(comms);
+      for (int s = 0; s < servers; ++s) {
+        std::unique_ptr<PsMessage> reply(replies[static_cast<std::size_t>(s)]);
+        state.seen_version[{s, req.bucket}] = reply->version;
+      }
+    }
+    const double t1 = sg4::Engine::get_clock();
+    iteration.comm_busy_s += t1 - t0;
+    if (ctx.traced(rank, item.iteration))
+      ctx.trace(rank, 1, fmt::format("bucket {}", req.bucket),
+                req.kind == models::CommRequest::Kind::ALLREDUCE ? "allreduce" : "push_pull", t0, t1 - t0);
+    if (--state.outstanding == 0 && state.waiting) {
+      state.waiting = false;
+      state.drained->release();
+    }
+  }
+}
+
+}  // namespace ddlsim::sim::detail
