@@ -151,6 +151,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["ddlsim_version"] = DDLSIM_VERSION;
   j["seed"] = sc.seed;
   j["topology"] = sc.platform.topology;
+  j["routing"] = platforms::to_string(sc.platform.routing);
   j["workers"] = s.workers;
   j["parameter_servers"] = sc.platform.parameter_servers;
   j["sync_model"] = sc.training.sync.name;
@@ -209,8 +210,8 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
           ? fmt::format("{} on {} parameter server{}", sc.training.sync.name, sc.platform.parameter_servers,
                         sc.platform.parameter_servers > 1 ? "s" : "")
           : fmt::format("{} + {} all-reduce", sc.training.sync.name, sc.training.collective.name);
-  out += fmt::format("scenario {}: {} workers, {} topology, {}, {} fidelity ({}), network model {}\n", sc.name,
-                     s.workers, sc.platform.topology, aggregation,
+  out += fmt::format("scenario {}: {} workers, {} topology ({} routing), {}, {} fidelity ({}), network model {}\n",
+                     sc.name, s.workers, sc.platform.topology, platforms::to_string(sc.platform.routing), aggregation,
                      sim::to_string(sc.network.fidelity),
                      sc.network.fidelity == sim::Fidelity::ANALYTIC ? "closed form"
                                                                     : sim::to_string(sc.network.granularity),

@@ -36,9 +36,10 @@
 //             switch (d mod k/2) * k/2 + floor(d / (k/2)) mod k/2: every host of
 //             a pod has its own core switch, every downward link carries the
 //             traffic of exactly one destination, and the hosts on one edge
-//             switch (consecutive slots) leave it on different uplinks. A shift
-//             permutation d = s + c (c a multiple of k/2, e.g. N/2) or an XOR
-//             permutation then puts at most one flow on every directed link.
+//             switch (consecutive slots) leave it on different uplinks. On a
+//             full tree every shift permutation s -> s + c mod N and every XOR
+//             permutation s -> s ^ 2^j then puts at most one flow on every
+//             directed link (tests/platforms/routing_test.cpp checks k = 4, 6).
 //             Sources: E. Zahavi, "D-Mod-K Routing Providing Non-Blocking
 //             Traffic for Shift Permutations on Real Life Fat Trees", CCIT
 //             Report 776, Technion, 2010; C. Gomez et al., "Deterministic versus
@@ -72,9 +73,9 @@ const std::vector<std::string>& routing_names();
 /// The routing named `name` (one of routing_names()); throws std::invalid_argument otherwise.
 Routing parse_routing(const std::string& name);
 /// The routing a platform gets when none is given: ECMP on a fat tree (a Clos
-/// fabric spreads flows over its core; one shortest path per pair would make it
-/// blocking), SHORTEST on every other topology (unique or nearly unique
-/// shortest paths; the routing ddlsim has always used there).
+/// fabric hashes flows over its core; one shortest path per pair would make it
+/// blocking), SHORTEST on every other topology (what ddlsim has always used
+/// there; spreading over a torus's or dragonfly's ties is opt-in).
 Routing default_routing(const std::string& topology_kind);
 
 /// One link of a route, crossed from `from` to `to`.
@@ -82,7 +83,7 @@ struct Hop {
   std::size_t edge = 0;  // index of the link in boost::edges(graph) order
   Vertex from = 0;
   Vertex to = 0;
-  bool forward = true;   // from is the link's boost::source: the emitter's UP direction
+  bool forward = true;   // from is the link's boost::source: the link's UP half in SimGrid (EmittedPlatform::up)
 };
 
 class RouteTable {

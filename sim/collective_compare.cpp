@@ -63,7 +63,8 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
 
   if (req.simulate) {
     EngineSession session(engine_args, req.network);
-    const auto platform = platforms::emit_platform(topo, BYTE_SCALE);
+    const auto platform = platforms::emit_platform(topo, BYTE_SCALE, {},
+                                                   req.routing.value_or(platforms::default_routing(req.topology)), req.seed);
     ScheduleExecutor executor(platform.hosts);
     const int ranks = group.size();
     auto barrier = sg4::Barrier::create(static_cast<unsigned>(ranks));
@@ -114,9 +115,10 @@ std::string format_compare(const CompareRequest& req, const std::vector<CompareR
                          r.busbw_GBps, r.fastest ? 1 : 0, r.flows);
     return out;
   }
-  out += fmt::format("{} workers{}, {} per rank, {} topology, links {} / {}, {}\n", req.workers,
+  out += fmt::format("{} workers{}, {} per rank, {} topology ({} routing), links {} / {}, {}\n", req.workers,
                      req.servers > 0 ? fmt::format(" + {} server{}", req.servers, req.servers > 1 ? "s" : "") : "", units::format_bytes(req.bytes),
-                     req.topology, units::format_bandwidth(req.link.bandwidth_Bps), units::format_time(req.link.latency_s),
+                     req.topology, platforms::to_string(req.routing.value_or(platforms::default_routing(req.topology))),
+                     units::format_bandwidth(req.link.bandwidth_Bps), units::format_time(req.link.latency_s),
                      req.simulate ? fmt::format("flow fidelity ({}, {} network)", to_string(req.network.granularity),
                                                 to_string(req.network.model))
                                   : "analytic fidelity (closed forms only)");

@@ -7,6 +7,7 @@
 #include "models/collective.hpp"
 #include "models/compressor.hpp"
 #include "models/sync_model.hpp"
+#include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
 #include "models/units.hpp"
 #include "sim/collective_compare.hpp"
@@ -75,7 +76,8 @@ int run_cli(int argc, char** argv) {
   auto* coll = app.add_subcommand("collectives", "compare every collective algorithm for one N, M, bandwidth, latency");
   int c_workers = 8, c_servers = 1;
   std::string c_bytes = "100MiB", c_bandwidth = "25Gbps", c_latency = "1us", c_topology = "star", c_fidelity = "flow",
-              c_granularity = "stepwise", c_model = "ideal", c_params = "{}";
+              c_granularity = "stepwise", c_model = "ideal", c_params = "{}", c_routing;
+  std::uint64_t c_seed = 1;
   std::vector<std::string> c_algorithms;
   bool c_csv = false;
   coll->add_option("--workers,-n", c_workers, "number of ranks N")->capture_default_str();
@@ -84,6 +86,8 @@ int run_cli(int argc, char** argv) {
   coll->add_option("--latency,-l", c_latency, "link latency, e.g. 1us")->capture_default_str();
   coll->add_option("--topology,-t", c_topology, "topology builder name")->capture_default_str();
   coll->add_option("--topology-params", c_params, "topology parameters as JSON, e.g. '{\"k\": 4}'")->capture_default_str();
+  coll->add_option("--routing", c_routing, "shortest, ecmp or dmodk (default: ecmp on fat_tree, else shortest)");
+  coll->add_option("--seed", c_seed, "seed of the ECMP flow hash")->capture_default_str();
   coll->add_option("--servers", c_servers, "parameter servers on the platform (for ps)")->capture_default_str();
   coll->add_option("--fidelity", c_fidelity, "analytic (closed forms) or flow (also simulate)")->capture_default_str();
   coll->add_option("--granularity", c_granularity, "stepwise or pipelined (flow fidelity)")->capture_default_str();
@@ -125,7 +129,8 @@ int run_cli(int argc, char** argv) {
     } catch (const ddlsim::json::parse_error& e) {
       throw ddlsim::ConfigError("--topology-params", fmt::format("malformed JSON: {}", e.what()));
     }
-    const ddlsim::json flag_values{{"fidelity", c_fidelity}, {"granularity", c_granularity}, {"model", c_model}};
+    const ddlsim::json flag_values{
+        {"fidelity", c_fidelity}, {"granularity", c_granularity}, {"model", c_model}, {"routing", c_routing}};
     ddlsim::ObjectReader flags(flag_values, "");
     auto check = [&flags](const std::string& key, const std::vector<std::string>& choices) {
       try {
@@ -140,6 +145,8 @@ int run_cli(int argc, char** argv) {
                                                                       : ddlsim::sim::Granularity::PIPELINED;
     req.network.model = check("model", {"ideal", "tcp"}) == "ideal" ? ddlsim::sim::NetworkModel::IDEAL
                                                                       : ddlsim::sim::NetworkModel::TCP;
+    if (!c_routing.empty()) req.routing = ddlsim::platforms::parse_routing(check("routing", ddlsim::platforms::routing_names()));
+    req.seed = c_seed;
     for (const auto& a : c_algorithms)
       ddlsim::models::CollectiveRegistry::instance().check_name(a, "--algorithms", "collective");
     req.algorithms = c_algorithms;
@@ -162,6 +169,7 @@ int run_cli(int argc, char** argv) {
     fmt::print("topology {}: {} workers, {} parameter servers, {} nodes, {} links, host diameter {} hops\n",
                scenario.platform.topology, topo.workers.size(), topo.servers.size(), boost::num_vertices(topo.graph),
                boost::num_edges(topo.graph), ddlsim::platforms::host_diameter_hops(topo));
+    fmt::print("routing {}\n", ddlsim::platforms::to_string(scenario.platform.routing));
     if (list_links)
       for (auto e : boost::make_iterator_range(boost::edges(topo.graph)))
         fmt::print("  {:<40} {:>12} {:>10}\n", topo.graph[e].name,

@@ -444,7 +444,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     ctx.group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
   ctx.ab = analytic_alpha_beta(scenario.platform.graph);
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
-                                         link_traces(scenario.network, scenario.platform.graph.graph));
+                                         link_traces(scenario.network, scenario.platform.graph.graph),
+                                         scenario.platform.routing, scenario.seed);
   for (const auto* link : ctx.platform.links)
     for (const char* half : {"_UP", "_DOWN"})
       if (const auto* l = sg4::Link::by_name_or_null(link->get_name() + half)) sg_link_load_track(l);
