@@ -154,6 +154,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["ddlsim_version"] = DDLSIM_VERSION;
   j["seed"] = sc.seed;
   j["topology"] = sc.platform.topology;
+  j["routing"] = platforms::to_string(sc.platform.routing);
   j["workers"] = s.workers;
   j["parameter_servers"] = sc.platform.parameter_servers;
   j["sync_model"] = sc.training.sync.name;
@@ -232,8 +233,9 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
                         sc.platform.parameter_servers > 1 ? "s" : "")
           : fmt::format("{} + {} all-reduce", sc.training.sync.name, sc.training.collective.name);
   const bool analytic = sc.network.fidelity == sim::Fidelity::ANALYTIC;
-  out += fmt::format("scenario {}: {} workers, {} topology, {}, {} fidelity ({}), network model {}\n", sc.name,
-                     s.workers, sc.platform.topology, aggregation, sim::to_string(sc.network.fidelity),
+  out += fmt::format("scenario {}: {} workers, {} topology ({} routing), {}, {} fidelity ({}), network model {}\n",
+                     sc.name, s.workers, sc.platform.topology, platforms::to_string(sc.platform.routing), aggregation,
+                     sim::to_string(sc.network.fidelity),
                      !analytic ? sim::to_string(sc.network.granularity)
                      : sc.training.sync_model->uses_servers() ? "pushes and pulls run as flows"
                                                                : "closed form",

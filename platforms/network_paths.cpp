@@ -83,6 +83,23 @@ models::NetworkPaths shortest_path_routes(const Topology& topo) {
   return paths;
 }
 
+models::NetworkPaths routed_paths(const Topology& topo, Routing routing, std::uint64_t seed) {
+  models::NetworkPaths paths;
+  for (auto edge : boost::make_iterator_range(boost::edges(topo.graph)))
+    for (int direction = 0; direction < 2; ++direction) {  // link id 2e: source -> target, 2e + 1 back
+      paths.bandwidth_Bps.push_back(topo.graph[edge].bandwidth_Bps);
+      paths.latency_s.push_back(topo.graph[edge].latency_s);
+    }
+  auto table = std::make_shared<const RouteTable>(topo, routing, seed);
+  paths.ranks = table->hosts();
+  paths.route = [table](int a, int b) {
+    std::vector<int> ids;
+    for (const Hop& hop : table->route(a, b)) ids.push_back(static_cast<int>(2 * hop.edge + (hop.forward ? 0 : 1)));
+    return ids;
+  };
+  return paths;
+}
+
 bool is_uniform_star(const Topology& topo) {
   const Graph& g = topo.graph;
   int switches = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "models/network_cost.hpp"
+#include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
 
 namespace ddlsim::platforms {
@@ -15,6 +16,11 @@ namespace ddlsim::platforms {
 /// adjacency, so it outlives `topo`; it is not safe to call from two threads at once
 /// (ContentionCost serialises its calls).
 [[nodiscard]] models::NetworkPaths shortest_path_routes(const Topology& topo);
+
+/// The same links, with the routes the emitted platform uses for `routing` (platforms::RouteTable:
+/// SimGrid's Dijkstra ties for shortest, the seeded hash for ecmp, D-mod-k), so the contention
+/// estimate prices the paths the simulation runs. The callable owns its table.
+[[nodiscard]] models::NetworkPaths routed_paths(const Topology& topo, Routing routing, std::uint64_t seed);
 
 /// True for the reference platform of the closed forms: one switch with every host on it,
 /// nothing else, all links of one bandwidth and one latency.

@@ -8,9 +8,10 @@
 // `workers` host slots a builder creates are workers 0..N-1 in rank order; the
 // next `parameter_servers` slots are servers 0..S-1.
 //
-// Routes are shortest paths in hops (ties broken deterministically by the
-// emitter); the graph-level helpers below answer the same question without an
-// engine, so tests can check counts, degrees, connectivity and diameters.
+// Routes are shortest paths in hops; which one when several tie is the
+// scenario's routing (platforms/routing.hpp). The graph-level helpers below
+// answer graph questions without an engine, so tests can check counts,
+// degrees, connectivity and diameters.
 #pragma once
 
 #include "models/registry.hpp"

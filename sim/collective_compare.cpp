@@ -120,7 +120,9 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
                : ab;
   };
   const models::AlphaBeta ab_workers = calibrated(analytic_alpha_beta(topo));
-  models::CollectiveGroup group = make_collective_group(topo, req.network.granularity == Granularity::PIPELINED);
+  models::CollectiveGroup group =
+      make_collective_group(topo, req.network.granularity == Granularity::PIPELINED,
+                            req.routing.value_or(platforms::default_routing(req.topology)), req.seed);
   models::AlphaBeta ab_servers = ab_workers;
   if (ps_compared) {
     platforms::LinkSpec server_link = req.link;
@@ -151,7 +153,8 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
 
   if (req.simulate) {
     EngineSession session(engine_args, req.network);
-    const auto platform = platforms::emit_platform(topo, BYTE_SCALE);
+    const auto platform = platforms::emit_platform(topo, BYTE_SCALE, {},
+                                                   req.routing.value_or(platforms::default_routing(req.topology)), req.seed);
     ScheduleExecutor executor(platform.hosts);
     const int ranks = group.size();
     auto barrier = sg4::Barrier::create(static_cast<unsigned>(ranks));
@@ -204,12 +207,14 @@ std::string format_compare(const CompareRequest& req, const std::vector<CompareR
   const auto ps_row =
       std::find_if(rows.begin(), rows.end(), [](const CompareRow& r) { return r.uses_servers && r.applicable; });
   const double server_bw = req.server_bandwidth_Bps > 0 ? req.server_bandwidth_Bps : req.link.bandwidth_Bps;
-  out += fmt::format("{} workers{}, {} per rank, {} topology, links {} / {}, {}\n", req.workers,
+  out += fmt::format("{} workers{}, {} per rank, {} topology ({} routing), links {} / {}, {}\n", req.workers,
                      ps_row != rows.end()
                          ? fmt::format(" + {} server{} ({} link each, {})", req.servers, req.servers > 1 ? "s" : "",
                                        units::format_bandwidth(server_bw), ps_row->note)
                          : "",
-                     units::format_bytes(req.bytes), req.topology, units::format_bandwidth(req.link.bandwidth_Bps),
+                     units::format_bytes(req.bytes), req.topology,
+                     platforms::to_string(req.routing.value_or(platforms::default_routing(req.topology))),
+                     units::format_bandwidth(req.link.bandwidth_Bps),
                      units::format_time(req.link.latency_s),
                      req.simulate ? fmt::format("flow fidelity ({}, {} network)", to_string(req.network.granularity),
                                                 to_string(req.network.model))

@@ -9,6 +9,8 @@
 #include "models/collective.hpp"
 #include "sim/scenario.hpp"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,8 @@ struct CompareRequest {
   platforms::LinkSpec link{25e9 / 8, 1e-6};
   std::string topology = "star";
   json topology_params = json::object();
+  std::optional<platforms::Routing> routing;  // unset: platforms::default_routing(topology)
+  std::uint64_t seed = 1;                     // ECMP's flow hash
   bool simulate = true;  // false: closed forms only (analytic fidelity)
   NetworkSpec network;   // model (and calibration factors) and granularity for the simulation
   std::vector<std::string> algorithms;  // empty: every registered algorithm

@@ -10,14 +10,15 @@
 
 namespace ddlsim::sim {
 
-models::CollectiveGroup make_collective_group(const platforms::Topology& topo, bool pipelined) {
+models::CollectiveGroup make_collective_group(const platforms::Topology& topo, bool pipelined,
+                                              platforms::Routing routing, std::uint64_t seed) {
   models::CollectiveGroup group{static_cast<int>(topo.workers.size()), static_cast<int>(topo.servers.size()), nullptr};
   if (auto nb = platforms::rank_neighbours(topo); !nb.empty())
     group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
   group.ranks_per_node = topo.gpus_per_node;
   if (!platforms::is_uniform_star(topo))
     group.network_cost = std::make_shared<const models::ContentionCost>(
-        platforms::shortest_path_routes(topo), models::ContentionLimits{},
+        platforms::routed_paths(topo, routing, seed), models::ContentionLimits{},
         pipelined ? models::ScheduleForm::PIPELINED : models::ScheduleForm::STEPWISE);
   return group;
 }

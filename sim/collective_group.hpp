@@ -9,6 +9,7 @@
 
 #include "models/bucketing.hpp"
 #include "models/collective.hpp"
+#include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
 
 #include <optional>
@@ -17,10 +18,11 @@
 
 namespace ddlsim::sim {
 
-/// The group of `topo`'s workers and servers. Routes for the contention estimate are
-/// platforms::shortest_path_routes (fewest hops, the emitter's Dijkstra metric); it prices
-/// the schedules the simulation runs: rank_phases when `pipelined`, else rank_schedule.
-models::CollectiveGroup make_collective_group(const platforms::Topology& topo, bool pipelined);
+/// The group of `topo`'s workers and servers. Routes for the contention estimate are the
+/// emitted platform's (platforms::routed_paths for `routing` and `seed`); it prices the
+/// schedules the simulation runs: rank_phases when `pipelined`, else rank_schedule.
+models::CollectiveGroup make_collective_group(const platforms::Topology& topo, bool pipelined,
+                                              platforms::Routing routing, std::uint64_t seed);
 
 /// The intra-node (alpha, beta) of a platform of multi-GPU nodes (Topology::gpus_per_node > 0):
 /// a path inside a node is two worker links, so alpha = twice the worst worker-link latency and

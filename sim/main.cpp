@@ -7,6 +7,7 @@
 #include "models/collective.hpp"
 #include "models/compressor.hpp"
 #include "models/sync_model.hpp"
+#include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
 #include "models/units.hpp"
 #include "sim/collective_compare.hpp"
@@ -77,7 +78,8 @@ int run_cli(int argc, char** argv) {
   double c_latency_factor = 1.0, c_bandwidth_factor = 1.0;
   std::string c_bytes = "100MiB", c_bandwidth = "25Gbps", c_latency = "1us", c_topology = "star", c_fidelity = "flow",
               c_granularity = "stepwise", c_model = "ideal", c_topology_params = "{}", c_params = "{}",
-              c_server_bandwidth;
+              c_server_bandwidth, c_routing;
+  std::uint64_t c_seed = 1;
   std::vector<std::string> c_algorithms;
   bool c_csv = false;
   coll->add_option("--workers,-n", c_workers, "number of ranks N")->capture_default_str();
@@ -92,6 +94,8 @@ int run_cli(int argc, char** argv) {
       ->capture_default_str();
   coll->add_option("--topology-params", c_topology_params, "topology parameters as JSON, e.g. '{\"k\": 4}'")
       ->capture_default_str();
+  coll->add_option("--routing", c_routing, "shortest, ecmp or dmodk (default: ecmp on fat_tree, else shortest)");
+  coll->add_option("--seed", c_seed, "seed of the ECMP flow hash")->capture_default_str();
   auto* servers_opt = coll->add_option(
       "--servers", c_servers,
       "parameter servers S for ps, each on its own link to the switch worker 0 hangs off (worker 0 itself on "
@@ -155,7 +159,7 @@ int run_cli(int argc, char** argv) {
     // Option values checked by the scenario's readers, reported under the option's name.
     const ddlsim::json flag_values{{"fidelity", c_fidelity},        {"granularity", c_granularity},
                                    {"model", c_model},              {"latency-factor", c_latency_factor},
-                                   {"bandwidth-factor", c_bandwidth_factor}};
+                                   {"bandwidth-factor", c_bandwidth_factor}, {"routing", c_routing}};
     ddlsim::ObjectReader flags(flag_values, "");
     auto as_option = [](const std::string& key, auto read) {
       try {
@@ -186,6 +190,8 @@ int run_cli(int argc, char** argv) {
       const double value = as_option(key, [&] { return flags.number(key, 1.0, 1e-9, 1e9); });
       (key == "latency-factor" ? req.network.latency_factor : req.network.bandwidth_factor) = value;
     }
+    if (!c_routing.empty()) req.routing = ddlsim::platforms::parse_routing(check("routing", ddlsim::platforms::routing_names()));
+    req.seed = c_seed;
     for (const auto& a : c_algorithms)
       ddlsim::models::CollectiveRegistry::instance().check_name(a, "--algorithms", "collective");
     req.algorithms = c_algorithms;
@@ -218,6 +224,7 @@ int run_cli(int argc, char** argv) {
     fmt::print("topology {}: {} workers, {} parameter servers, {} nodes, {} links, host diameter {} hops\n",
                scenario.platform.topology, topo.workers.size(), topo.servers.size(), boost::num_vertices(topo.graph),
                boost::num_edges(topo.graph), ddlsim::platforms::host_diameter_hops(topo));
+    fmt::print("routing {}\n", ddlsim::platforms::to_string(scenario.platform.routing));
     if (list_links)
       for (auto e : boost::make_iterator_range(boost::edges(topo.graph)))
         fmt::print("  {:<40} {:>12} {:>10}\n", topo.graph[e].name,

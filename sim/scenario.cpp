@@ -230,6 +230,8 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     s.platform.workers = static_cast<int>(p.integer("workers", 8, 1, MAX_WORKERS));
     s.platform.parameter_servers = static_cast<int>(p.integer("parameter_servers", 0, 0, MAX_WORKERS));
     s.platform.link = read_link(p);
+    s.platform.routing = platforms::parse_routing(p.choice(
+        "routing", platforms::routing_names(), platforms::to_string(platforms::default_routing(s.platform.topology))));
     json params = json::object();
     if (const json* v = p.find("params")) params = *v;
     p.finish();

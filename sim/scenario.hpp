@@ -12,6 +12,7 @@
 #include "models/json_reader.hpp"
 #include "models/profile.hpp"
 #include "models/sync_model.hpp"
+#include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
 
 #include <algorithm>
@@ -37,6 +38,7 @@ struct PlatformSpec {
   int workers = 8;
   int parameter_servers = 0;
   platforms::LinkSpec link;
+  platforms::Routing routing = platforms::Routing::SHORTEST;  // default: platforms::default_routing(topology)
   platforms::Topology graph;  // built and checked at load time
 };
 

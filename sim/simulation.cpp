@@ -102,7 +102,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.plan.profile = &scenario.workload.profile;
   ctx.plan.iterations = scenario.workload.iterations;
   ctx.plan.overlap = scenario.training.bucketing.overlap;
-  ctx.group = make_collective_group(scenario.platform.graph, !ctx.stepwise());  // + ranks per node, contention cost
+  ctx.group = make_collective_group(scenario.platform.graph, !ctx.stepwise(), scenario.platform.routing,
+                                    scenario.seed);  // + ranks per node, contention cost
   ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);
   ctx.ab = ctx.network->at(0);  // the network model's factors applied (auto picks with it)
   if (scenario.training.bucketing.policy == BucketingPolicy::MGWFBP) {
@@ -119,7 +120,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     ctx.result.collective_choices =
         collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, ctx.plan.buckets);
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
-                                         link_traces(scenario.network, scenario.platform.graph.graph));
+                                         link_traces(scenario.network, scenario.platform.graph.graph),
+                                         scenario.platform.routing, scenario.seed);
   for (const auto* link : ctx.platform.links)
     for (const char* half : {"_UP", "_DOWN"})
       if (const auto* l = sg4::Link::by_name_or_null(link->get_name() + half)) sg_link_load_track(l);

@@ -82,7 +82,7 @@ TEST_CASE("unknown keys are never silently ignored") {
   json doc = good();
   doc["platform"]["lnk"] = {{"bandwidth", "1Gbps"}};
   CHECK(run_bad_doc(doc) == "ddlsim: error: /platform/lnk: unknown key \"lnk\"; valid keys are: link, parameter_servers, "
-                        "params, topology, workers\n");
+                        "params, routing, topology, workers\n");
   doc = good();
   doc["platfrom"] = json::object();
   CHECK(run_bad_doc(doc) == "ddlsim: error: /platfrom: unknown key \"platfrom\"; valid keys are: description, name, "
