@@ -102,16 +102,7 @@ models::NetworkPaths routed_paths(const Topology& topo, Routing routing, std::ui
 
 bool is_uniform_star(const Topology& topo) {
   const Graph& g = topo.graph;
-  int switches = 0;
-  Vertex center = 0;
-  for (auto v : boost::make_iterator_range(boost::vertices(g)))
-    if (g[v].kind == NodeKind::SWITCH) {
-      ++switches;
-      center = v;
-    }
-  if (switches != 1 || boost::num_edges(g) + 1 != boost::num_vertices(g) ||
-      boost::out_degree(center, g) != boost::num_edges(g))
-    return false;
+  if (!is_single_switch_star(g)) return false;
   const EdgeProps* first = nullptr;
   for (auto edge : boost::make_iterator_range(boost::edges(g))) {
     const EdgeProps& p = g[edge];

@@ -13,19 +13,6 @@ namespace ddlsim::platforms {
 
 namespace {
 
-/// True when the graph is one switch with every host attached to it and nothing else.
-bool is_single_switch_star(const Graph& g) {
-  int switches = 0;
-  Vertex center = 0;
-  for (auto v : boost::make_iterator_range(boost::vertices(g)))
-    if (g[v].kind == NodeKind::SWITCH) {
-      ++switches;
-      center = v;
-    }
-  return switches == 1 && boost::num_edges(g) + 1 == boost::num_vertices(g) &&
-         boost::out_degree(center, g) == boost::num_edges(g);
-}
-
 sg4::SplitDuplexLink* make_link(sg4::NetZone* zone, const Graph& g, const Edge& e, double byte_scale,
                                 const LinkConfigurator& configure) {
   const EdgeProps& edge = g[e];

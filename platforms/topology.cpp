@@ -93,6 +93,18 @@ Vertex attach_servers(Topology& topo, int servers, const LinkSpec& link) {
   return at;
 }
 
+bool is_single_switch_star(const Graph& g) {
+  int switches = 0;
+  Vertex center = 0;
+  for (auto v : boost::make_iterator_range(boost::vertices(g)))
+    if (g[v].kind == NodeKind::SWITCH) {
+      ++switches;
+      center = v;
+    }
+  return switches == 1 && boost::num_edges(g) + 1 == boost::num_vertices(g) &&
+         boost::out_degree(center, g) == boost::num_edges(g);
+}
+
 int host_count(const BuildRequest& request) { return request.workers + request.parameter_servers; }
 
 std::string describe_hosts(const BuildRequest& request) {

@@ -90,6 +90,8 @@ std::vector<Vertex> add_hosts(Topology& topo, const BuildRequest& request);
 Vertex attach_servers(Topology& topo, int servers, const LinkSpec& link);
 /// workers + parameter_servers.
 [[nodiscard]] int host_count(const BuildRequest& request);
+/// True when the graph is one switch with every host attached to it and nothing else.
+[[nodiscard]] bool is_single_switch_star(const Graph& g);
 /// "17 hosts (16 workers + 1 parameter server)", for error messages.
 [[nodiscard]] std::string describe_hosts(const BuildRequest& request);
 

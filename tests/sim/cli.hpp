@@ -2,6 +2,8 @@
 #pragma once
 
 #include <array>
+#include <doctest/doctest.h>
+#include <map>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +12,7 @@
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <vector>
 
 namespace ddlsim::test {
 
@@ -58,6 +61,38 @@ inline CommandResult ddlsim(const std::string& args) {
   r.out = slurp(tmp.path() / "out");
   r.err = slurp(tmp.path() / "err");
   return r;
+}
+
+/// One row of `ddlsim collectives --csv`.
+struct CollectiveRow {
+  std::string operation, resolved;
+  double analytic_s = 0;
+  double simulated_s = -1;  // -1: not simulated (analytic fidelity)
+  bool fastest = false;
+};
+
+/// The rows of `ddlsim collectives --csv` output, by algorithm; checks the header.
+inline std::map<std::string, CollectiveRow> parse_collectives_csv(const std::string& out) {
+  std::map<std::string, CollectiveRow> rows;
+  std::istringstream in(out);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "algorithm,operation,resolved,analytic_time_s,simulated_time_s,algbw_GBps,busbw_GBps,fastest,flows");
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
+    REQUIRE(f.size() == 9);
+    rows[f[0]] = CollectiveRow{f[1], f[2], std::stod(f[3]), f[4].empty() ? -1.0 : std::stod(f[4]), f[7] == "1"};
+  }
+  return rows;
+}
+
+/// Runs `ddlsim collectives --csv <args>` and parses its rows (exit code 0 required).
+inline std::map<std::string, CollectiveRow> collectives_csv(const std::string& args) {
+  auto r = ddlsim("collectives --csv " + args);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return parse_collectives_csv(r.out);
 }
 
 }  // namespace ddlsim::test

@@ -22,29 +22,11 @@ namespace {
 constexpr double STEPWISE_TOLERANCE = 1e-6;
 constexpr double PIPELINED_TOLERANCE = 1e-6;
 
-struct Row {
-  std::string operation;
-  double analytic_s = 0;
-  double simulated_s = 0;
-};
+using Row = ddlsim::test::CollectiveRow;
 
 std::map<std::string, Row> run_csv(const std::string& args) {
   // --call-cost 0: the identities are about the algorithms' alpha-beta forms.
-  auto r = ddlsim::test::ddlsim("collectives --csv --call-cost 0 " + args);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  std::map<std::string, Row> rows;
-  std::istringstream in(r.out);
-  std::string line;
-  std::getline(in, line);
-  CHECK(line == "algorithm,operation,resolved,analytic_time_s,simulated_time_s,algbw_GBps,busbw_GBps,fastest,flows");
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
-    REQUIRE(f.size() == 9);
-    rows[f[0]] = Row{f[1], std::stod(f[3]), std::stod(f[4])};
-  }
-  return rows;
+  return ddlsim::test::collectives_csv("--call-cost 0 " + args);
 }
 
 void check_identity(int n) {

@@ -27,11 +27,7 @@ constexpr double MIB = 1048576.0;
 // Pure alpha-beta: no fixed call cost (its own test adds the default back).
 constexpr const char* NET = "-b 25Gbps -l 1us --call-cost 0";
 
-struct Row {
-  std::string operation, resolved;
-  double analytic_s = 0, simulated_s = -1;
-  bool fastest = false;
-};
+using Row = ddlsim::test::CollectiveRow;
 using Rows = std::map<std::string, Row>;
 
 ddlsim::test::CommandResult collectives(const std::string& args) {
@@ -42,19 +38,7 @@ Rows csv(const std::string& args, std::string* err = nullptr) {
   auto r = collectives("--csv " + args);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   if (err != nullptr) *err = r.err;
-  Rows rows;
-  std::istringstream in(r.out);
-  std::string line;
-  std::getline(in, line);
-  CHECK(line == "algorithm,operation,resolved,analytic_time_s,simulated_time_s,algbw_GBps,busbw_GBps,fastest,flows");
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
-    REQUIRE(f.size() == 9);
-    rows[f[0]] = Row{f[1], f[2], std::stod(f[3]), f[4].empty() ? -1.0 : std::stod(f[4]), f[7] == "1"};
-  }
-  return rows;
+  return ddlsim::test::parse_collectives_csv(r.out);
 }
 
 /// Exit code 2, nothing on stdout, exactly `message` on stderr.

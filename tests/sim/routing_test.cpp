@@ -71,27 +71,11 @@ void check_emitted_routes(const std::string& name, const json& params, int worke
     }
 }
 
-struct Row {
-  double analytic_s = 0;
-  double simulated_s = 0;
-};
+using Row = ddlsim::test::CollectiveRow;
 
 std::map<std::string, Row> run_csv(const std::string& args) {
   // --call-cost 0: routes and contention are compared with pure alpha-beta forms.
-  auto r = ddlsim::test::ddlsim("collectives --csv --call-cost 0 " + args);
-  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  std::map<std::string, Row> rows;
-  std::istringstream in(r.out);
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
-    REQUIRE(f.size() == 9);
-    rows[f[0]] = Row{std::stod(f[3]), std::stod(f[4])};
-  }
-  return rows;
+  return ddlsim::test::collectives_csv("--call-cost 0 " + args);
 }
 
 // The k = 4, 1:1 fat tree of the end-to-end tests.
