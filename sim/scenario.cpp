@@ -354,30 +354,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     if (coll.uses_servers() && s.platform.parameter_servers < 1)
       throw ConfigError("/platform/parameter_servers",
                         fmt::format("collective \"{}\" needs at least 1 parameter server, got 0", s.training.collective.name));
-    if (s.training.sync_model->uses_servers() && doc.contains("training") && doc["training"].is_object() &&
-        doc["training"].contains("collective"))
-      throw ConfigError("/training/collective",
-                        fmt::format("sync model \"{}\" aggregates through parameter servers and runs no collective; "
-                                    "remove \"collective\" (or use \"bsp\" with \"aggregation\": \"allreduce\")",
-                                    s.training.sync.name));
-    if (s.platform.parameter_servers > 0 && !s.training.sync_model->uses_servers() && !coll.uses_servers())
-      throw ConfigError("/platform/parameter_servers",
-                        fmt::format("{} parameter server{} would sit idle: sync model \"{}\" with collective \"{}\" "
-                                    "uses none; set it to 0, or use a parameter-server sync model or collective",
-                                    s.platform.parameter_servers, s.platform.parameter_servers > 1 ? "s" : "",
-                                    s.training.sync.name, s.training.collective.name));
-    if (s.training.bucketing.policy == BucketingPolicy::MGWFBP && s.training.sync_model->uses_servers())
-      throw ConfigError("/training/bucketing/policy",
-                        fmt::format("\"mgwfbp\" merges gradients by all-reduce startup costs; sync model \"{}\" "
-                                    "aggregates through parameter servers: use \"policy\": \"size\"",
-                                    s.training.sync.name));
-    if (s.network.fidelity == Fidelity::ANALYTIC && s.network.model == NetworkModel::TCP &&
-        !s.training.sync_model->uses_servers())
-      throw ConfigError("/network/model",
-                        "\"tcp\" (SimGrid LV08: TCP window, cross traffic and RTT-weighted sharing) is a flow-level "
-                        "model that closed forms cannot honour; at analytic fidelity use \"ideal\" or \"calibrated\" "
-                        "(latency_factor 13.01 and bandwidth_factor 0.97 are LV08's factors without window and cross "
-                        "traffic), or \"fidelity\": \"flow\"");
+    check_combination(s, doc.contains("training") && doc["training"].is_object() && doc["training"].contains("collective"));
   }
 
   {  // output

@@ -144,6 +144,11 @@ double StragglerSpec::factor(int rank, Rng& rng) const {
 /// `value` is parsed as JSON, and taken as a string if it is not valid JSON.
 void apply_override(json& doc, const std::string& assignment);
 
+/// Refuses settings the engine would ignore together (sim/scenario_checks.cpp): a collective
+/// with a parameter-server sync model (`collective_given`: the scenario names one), idle
+/// parameter servers, MG-WFBP with parameter servers, tcp at analytic fidelity.
+void check_combination(const Scenario& s, bool collective_given);
+
 /// Validates a scenario document. `base_dir` resolves relative profile paths.
 Scenario parse_scenario(const json& doc, const std::string& base_dir);
 
