@@ -90,6 +90,9 @@ EngineSession::EngineSession(const std::vector<std::string>& engine_args, const 
   int argc = static_cast<int>(argv_.size());
   engine_ = std::make_unique<sg4::Engine>(&argc, argv_.data());
   configure_network(*engine_, network);
+  // An expert's --cfg= has the last word over the network model's settings (e.g. network/optim).
+  for (const auto& arg : engine_args)
+    if (arg.rfind("--cfg=", 0) == 0) engine_->set_config(arg.substr(6));
   auto flag = deadlock_;
   sg4::Engine::on_deadlock_cb([flag]() { *flag = true; });
 }
