@@ -145,6 +145,8 @@ int run_cli(int argc, char** argv) {
     req.link.bandwidth_Bps = units::cli_bandwidth_Bps(c_bandwidth, "--bandwidth");
     req.link.latency_s = units::cli_time_s(c_latency, "--latency");
     req.network.collective_call_s = units::cli_time_s(c_call_cost, "--call-cost");
+    if (req.network.collective_call_s > ddlsim::sim::MAX_CALL_COST_S)
+      throw ddlsim::ConfigError("--call-cost", ddlsim::sim::call_cost_range_message(req.network.collective_call_s));
     if (server_bw_opt->count() > 0) req.server_bandwidth_Bps = units::cli_bandwidth_Bps(c_server_bandwidth, "--server-bandwidth");
     req.topology = c_topology;
     auto parse_json = [](const std::string& text, const std::string& option) {

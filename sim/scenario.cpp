@@ -269,6 +269,8 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
           throw ConfigError(n.path_of(key), fmt::format("only valid with \"model\": \"calibrated\", not \"{}\"", model));
     }
     s.network.collective_call_s = n.time_s("collective_call_cost", 10e-6);
+    if (s.network.collective_call_s > MAX_CALL_COST_S)
+      throw ConfigError(n.path_of("collective_call_cost"), call_cost_range_message(s.network.collective_call_s));
     n.finish();
   }
 

@@ -50,6 +50,10 @@ struct LinkTrace {
   double period_s = -1;                                     // repeat period; -1 = no repeat
 };
 
+/// The largest fixed cost per collective call accepted (1 s: real ones are microseconds to milliseconds).
+inline constexpr double MAX_CALL_COST_S = 1.0;
+std::string call_cost_range_message(double call_s);
+
 struct NetworkSpec {
   Fidelity fidelity = Fidelity::FLOW;
   NetworkModel model = NetworkModel::IDEAL;

@@ -6,6 +6,12 @@
 
 namespace ddlsim::sim {
 
+std::string call_cost_range_message(double call_s) {
+  return fmt::format("a collective call's fixed cost must be in [0, {} s] (real ones are microseconds to milliseconds), "
+                     "got {} s",
+                     MAX_CALL_COST_S, call_s);
+}
+
 void check_combination(const Scenario& s, bool collective_given) {
   const auto& coll = *s.training.collective_algorithm;
   if (s.training.sync_model->uses_servers() && collective_given)

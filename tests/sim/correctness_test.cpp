@@ -323,6 +323,14 @@ TEST_CASE("settings that would be silently ignored are refused") {
   noise["training"]["stragglers"] = {{"distribution", "normal"}};
   CHECK(refused(noise) == "ddlsim: error: /training/stragglers/sigma: missing: distribution \"normal\" needs its "
                           "\"sigma\" (a number > 0)\n");
+  json call = ring4("flow", "1us");
+  call["network"]["collective_call_cost"] = "2s";
+  CHECK(refused(call) == "ddlsim: error: /network/collective_call_cost: a collective call's fixed cost must be in [0, 1 "
+                         "s] (real ones are microseconds to milliseconds), got 2 s\n");
+  const auto cli = ddlsim::test::ddlsim("collectives -n 4 --call-cost 1e300 --algorithms ring");
+  CHECK(cli.exit_code == 2);
+  CHECK(cli.err == "ddlsim: error: --call-cost: a collective call's fixed cost must be in [0, 1 s] (real ones are "
+                   "microseconds to milliseconds), got 1e+300 s\n");
   noise["training"]["stragglers"]["sigma"] = 0;
   CHECK(refused(noise) == "ddlsim: error: /training/stragglers/sigma: sigma 0 makes distribution \"normal\" draw no "
                           "noise; give sigma > 0, or \"distribution\": \"none\"\n");
