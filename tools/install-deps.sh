@@ -2,7 +2,7 @@
 # Installs ddlsim's build and test dependencies from Debian packages.
 # Idempotent: packages already present are skipped; needs root (or sudo).
 set -euo pipefail
-packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libfmt-dev
+packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libfmt-dev libeigen3-dev
           doctest-dev libcli11-dev python3 python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
