@@ -1,5 +1,6 @@
 #include "analysis/summary.hpp"
 
+#include "models/logical_graph.hpp"
 #include "models/units.hpp"
 
 #include <algorithm>
@@ -36,14 +37,43 @@ void write_file_atomically(const std::filesystem::path& file, const std::string&
   std::filesystem::rename(tmp, file);
 }
 
+Summary::Distribution distribution(const std::vector<std::int64_t>& values) {
+  Summary::Distribution d;
+  d.count = values.size();
+  if (values.empty()) return d;
+  double sum = 0;
+  for (auto v : values) {
+    sum += static_cast<double>(v);
+    ++d.histogram[v];
+  }
+  d.mean = sum / static_cast<double>(values.size());
+  d.p95 = quantile(values, 0.95);
+  d.max = static_cast<double>(d.histogram.rbegin()->first);
+  return d;
+}
+
+nlohmann::json to_json(const Summary::Distribution& d, const char* value_name) {
+  nlohmann::json histogram = nlohmann::json::array();
+  for (const auto& [v, n] : d.histogram) histogram.push_back({{value_name, v}, {"count", n}});
+  return {{"count", d.count}, {"mean", d.mean}, {"p95", d.p95}, {"max", d.max}, {"histogram", histogram}};
+}
+
+std::string aggregation_name(const sim::Scenario& sc) {
+  const auto& sync = *sc.training.sync_model;
+  return sync.uses_servers() ? "parameter_server" : sync.uses_collective() ? "allreduce" : "gossip";
+}
+
 std::string iterations_csv(const sim::SimulationResult& result) {
-  std::string out = "worker,iteration,start_s,end_s,duration_s,compute_s,exposed_comm_s,comm_busy_s,straggler_wait_s\n";
+  std::string out =
+      "worker,iteration,start_s,end_s,duration_s,compute_s,exposed_comm_s,comm_busy_s,straggler_wait_s,"
+      "staleness_wait_s\n";
   for (std::size_t w = 0; w < result.workers.size(); ++w) {
     const auto& its = result.workers[w].iterations;
     for (std::size_t i = 0; i < its.size(); ++i) {
       const auto& r = its[i];
-      out += fmt::format("{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f}\n", w, i, r.start_s, r.end_s,
-                         r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s, r.straggler_wait_s);
+      out += fmt::format("{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f}\n", w, i, r.start_s, r.end_s,
+                         r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s, r.straggler_wait_s,
+                         r.staleness_wait_s);
     }
   }
   return out;
@@ -92,7 +122,7 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   s.workers = scenario.platform.workers;
   s.iterations = scenario.workload.iterations;
   std::vector<double> durations;
-  double compute = 0, exposed = 0, busy = 0, wait = 0, bytes = result.bytes_sent_by_servers;
+  double compute = 0, exposed = 0, busy = 0, wait = 0, held = 0, bytes = result.bytes_sent_by_servers;
   double messages = static_cast<double>(result.messages_sent_by_servers);
   const double batch = static_cast<double>(scenario.workload.batch_size);
   double per_worker_rate = 0;  // sum over workers of iterations per second
@@ -107,6 +137,7 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
       exposed += it.exposed_comm_s;
       busy += it.comm_busy_s;
       wait += it.straggler_wait_s;
+      held += it.staleness_wait_s;
     }
     per_worker_rate += total > 0 ? static_cast<double>(w.iterations.size()) / total : UNDEFINED;
     bytes += w.bytes_sent;
@@ -123,6 +154,7 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   s.comm_time_s = count > 0 ? busy / count : 0;
   s.overlap_fraction = busy > 0 ? std::clamp(1.0 - exposed / busy, 0.0, 1.0) : 0.0;
   s.straggler_wait_s = count > 0 ? wait / count : 0;
+  s.staleness_wait_s = count > 0 ? held / count : 0;
   if (scenario.training.sync_model->synchronous()) {
     s.updates_per_s = s.iteration_time_s > 0 ? 1.0 / s.iteration_time_s : UNDEFINED;
     s.throughput_samples_per_s = s.updates_per_s * s.workers * batch;
@@ -137,13 +169,12 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   s.comm_bytes_per_iteration = bytes / s.iterations;
   s.messages_per_iteration = messages / s.iterations;
   s.makespan_s = result.makespan_s;
-  s.staleness_count = result.staleness.size();
-  if (!result.staleness.empty()) {
-    double sum = 0;
-    for (auto v : result.staleness) sum += static_cast<double>(v);
-    s.staleness_mean = sum / static_cast<double>(result.staleness.size());
-    s.staleness_p95 = quantile(result.staleness, 0.95);
-    s.staleness_max = static_cast<double>(*std::max_element(result.staleness.begin(), result.staleness.end()));
+  s.staleness = distribution(result.staleness);
+  s.neighbour_staleness = distribution(result.neighbour_staleness);
+  if (scenario.training.graph) {
+    const auto gap = models::spectral_gap(*scenario.training.graph, scenario.workload.iterations);
+    s.spectral_gap = gap.value;
+    s.spectral_gap_basis = gap.basis;
   }
   return s;
 }
@@ -158,8 +189,9 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["workers"] = s.workers;
   j["parameter_servers"] = sc.platform.parameter_servers;
   j["sync_model"] = sc.training.sync.name;
-  j["aggregation"] = sc.training.sync_model->uses_servers() ? "parameter_server" : "allreduce";
-  j["collective"] = sc.training.sync_model->uses_servers() ? "none" : sc.training.collective.name;
+  j["sync_settings"] = sc.training.sync_model->settings();
+  j["aggregation"] = aggregation_name(sc);
+  j["collective"] = sc.training.sync_model->uses_collective() ? sc.training.collective.name : "none";
   j["compressor"] = sc.training.compressor.name;
   j["fidelity"] = sim::to_string(sc.network.fidelity);
   j["network_model"] = sim::to_string(sc.network.model);
@@ -169,6 +201,15 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   // Parameter-server pushes and pulls are point-to-point flows at every fidelity
   // (the server's NIC is what they study); say so where the rest is analytic.
   if (sc.training.sync_model->uses_servers()) j["push_pull_fidelity"] = "flow";
+  // Point-to-point messages (gossip) are flows at every fidelity too.
+  if (sc.training.graph) {
+    j["point_to_point_fidelity"] = "flow";
+    j["logical_graph"] = sc.training.graph->kind();
+    if (sc.training.graph->rows() > 0)
+      j["logical_graph_grid"] = {{"rows", sc.training.graph->rows()}, {"cols", sc.training.graph->cols()}};
+    j["spectral_gap"] = s.spectral_gap ? nlohmann::json(*s.spectral_gap) : nlohmann::json(nullptr);
+    j["spectral_gap_basis"] = s.spectral_gap_basis;
+  }
   j["iterations"] = s.iterations;
   j["batch_size_per_worker"] = sc.workload.batch_size;
   j["batch_scaling"] = sc.workload.batch_scaled ? "linear" : "none";
@@ -184,6 +225,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["comm_time_per_iteration_s"] = s.comm_time_s;
   j["overlap_fraction"] = s.overlap_fraction;
   j["straggler_wait_per_iteration_s"] = s.straggler_wait_s;
+  if (sc.training.sync_model->uses_servers()) j["staleness_wait_per_iteration_s"] = s.staleness_wait_s;
   j["throughput_samples_per_s"] = s.throughput_samples_per_s;
   j["updates_per_s"] = s.updates_per_s;
   j["single_worker_iteration_time_s"] = s.single_worker_iteration_time_s;
@@ -208,9 +250,8 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
                          {"basis", c.basis}});
     j["collective_choices"] = choices;
   }
-  if (s.staleness_count > 0)
-    j["staleness"] = {{"count", s.staleness_count}, {"mean", s.staleness_mean}, {"p95", s.staleness_p95},
-                      {"max", s.staleness_max}};
+  if (s.staleness.count > 0) j["staleness"] = to_json(s.staleness, "updates");
+  if (s.neighbour_staleness.count > 0) j["neighbour_staleness"] = to_json(s.neighbour_staleness, "iterations");
   return j;
 }
 
@@ -231,13 +272,17 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
       sc.training.sync_model->uses_servers()
           ? fmt::format("{} on {} parameter server{}", sc.training.sync.name, sc.platform.parameter_servers,
                         sc.platform.parameter_servers > 1 ? "s" : "")
-          : fmt::format("{} + {} all-reduce", sc.training.sync.name, sc.training.collective.name);
+      : sc.training.sync_model->uses_collective()
+          ? fmt::format("{} + {} all-reduce", sc.training.sync.name, sc.training.collective.name)
+          : fmt::format("{} on a logical {} graph", sc.training.sync.name,
+                        sc.training.graph ? sc.training.graph->kind() : std::string("?"));
   const bool analytic = sc.network.fidelity == sim::Fidelity::ANALYTIC;
   out += fmt::format("scenario {}: {} workers, {} topology ({} routing), {}, {} fidelity ({}), network model {}\n",
                      sc.name, s.workers, sc.platform.topology, platforms::to_string(sc.platform.routing), aggregation,
                      sim::to_string(sc.network.fidelity),
                      !analytic ? sim::to_string(sc.network.granularity)
                      : sc.training.sync_model->uses_servers() ? "pushes and pulls run as flows"
+                     : sc.training.graph                       ? "point-to-point messages run as flows"
                                                                : "closed form",
                      sim::to_string(sc.network.model));
   auto row = [&out](const std::string& k, const std::string& v) { out += fmt::format("  {:<32} {}\n", k, v); };
@@ -261,9 +306,17 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
   for (const auto& c : result.collective_choices)
     row(fmt::format("{} for {} buckets", sc.training.collective.name, units::format_bytes(c.bucket_bytes)),
         fmt::format("{} ({:.6g} s, {})", c.algorithm, c.estimated_s, c.basis));
-  if (s.staleness_count > 0)
-    row("staleness (updates)", fmt::format("mean {:.3g}, p95 {:.3g}, max {:.0f}", s.staleness_mean, s.staleness_p95,
-                                           s.staleness_max));
+  if (sc.training.sync_model->uses_servers() && s.staleness_wait_s > 0)
+    row("  staleness_wait_s", fmt::format("{:.6g}  (pulls held by the staleness bound)", s.staleness_wait_s));
+  if (s.staleness.count > 0)
+    row("staleness (updates)", fmt::format("mean {:.3g}, p95 {:.3g}, max {:.0f}", s.staleness.mean, s.staleness.p95,
+                                           s.staleness.max));
+  if (s.neighbour_staleness.count > 0)
+    row("neighbour staleness (iterations)", fmt::format("mean {:.3g}, p95 {:.3g}, max {:.0f}", s.neighbour_staleness.mean,
+                                                        s.neighbour_staleness.p95, s.neighbour_staleness.max));
+  if (sc.training.graph)
+    row("spectral_gap", s.spectral_gap ? fmt::format("{:.6g}  ({})", *s.spectral_gap, s.spectral_gap_basis)
+                                       : fmt::format("not computed ({})", s.spectral_gap_basis));
   return out;
 }
 

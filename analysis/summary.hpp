@@ -6,7 +6,9 @@
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
 
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace ddlsim::analysis {
@@ -30,10 +32,16 @@ struct Summary {
   double comm_bytes_per_iteration = 0;  // bytes sent by all ranks per iteration
   double messages_per_iteration = 0;
   double makespan_s = 0;
-  std::size_t staleness_count = 0;
-  double staleness_mean = 0;
-  double staleness_p95 = 0;
-  double staleness_max = 0;
+  double staleness_wait_s = 0;     // mean per iteration: pulls held by a staleness bound (ssp)
+  struct Distribution {            // of non-negative integers (staleness)
+    std::size_t count = 0;
+    double mean = 0, p95 = 0, max = 0;
+    std::map<std::int64_t, std::size_t> histogram;  // value -> occurrences
+  };
+  Distribution staleness;           // applied gradients, in updates (asp, ssp)
+  Distribution neighbour_staleness; // averaged neighbour models, in iterations (asynchronous gossip)
+  std::optional<double> spectral_gap;  // 1 - |lambda_2| of the logical graph's (mean) mixing matrix
+  std::string spectral_gap_basis;
 };
 
 Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& result);

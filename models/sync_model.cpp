@@ -1,5 +1,9 @@
 #include "models/sync_model.hpp"
 
+#include "models/logical_graph.hpp"
+
+#include <algorithm>
+
 namespace ddlsim::models {
 
 std::string to_string(Phase phase) {
@@ -13,8 +17,36 @@ std::string to_string(Phase phase) {
   return "?";
 }
 
+std::vector<int> Runtime::out_peers(int round) const {
+  const auto* g = graph();
+  return g != nullptr ? g->out_peers(rank(), round) : std::vector<int>{};
+}
+
+std::vector<int> Runtime::in_peers(int round) const {
+  const auto* g = graph();
+  return g != nullptr ? g->in_peers(rank(), round) : std::vector<int>{};
+}
+
+std::int64_t ServerClocks::min_clock(int bucket) const {
+  const auto first = clocks_.begin() + static_cast<std::ptrdiff_t>(index(0, bucket));
+  return *std::min_element(first, first + workers_);
+}
+
 std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan) {
   return static_cast<std::int64_t>(srv.workers()) * plan.iterations * static_cast<std::int64_t>(plan.buckets.size());
+}
+
+void replay_compute(Runtime& rt, const TrainingPlan& plan, bool optimizer) {
+  const Profile& p = *plan.profile;
+  if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");
+  for (const auto& layer : p.layers) rt.compute(layer.forward_s, Phase::FORWARD, layer.name);
+  for (std::size_t k = p.layers.size(); k-- > 0;) rt.compute(p.layers[k].backward_s, Phase::BACKWARD, p.layers[k].name);
+  if (optimizer && p.optimizer_s > 0) rt.compute(p.optimizer_s, Phase::OPTIMIZER, "optimizer");
+}
+
+void submit_buckets(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind) {
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b)
+    rt.submit(CommRequest{kind, static_cast<int>(b), plan.buckets[b].bytes, {}});
 }
 
 void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer) {
@@ -25,12 +57,12 @@ void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind k
   for (std::size_t k = p.layers.size(); k-- > 0;) {
     rt.compute(p.layers[k].backward_s, Phase::BACKWARD, p.layers[k].name);
     if (plan.overlap && next < plan.buckets.size() && plan.buckets[next].last_layer == k) {
-      rt.submit(CommRequest{kind, static_cast<int>(next), plan.buckets[next].bytes});
+      rt.submit(CommRequest{kind, static_cast<int>(next), plan.buckets[next].bytes, {}});
       ++next;
     }
   }
   for (; next < plan.buckets.size(); ++next)
-    rt.submit(CommRequest{kind, static_cast<int>(next), plan.buckets[next].bytes});
+    rt.submit(CommRequest{kind, static_cast<int>(next), plan.buckets[next].bytes, {}});
   rt.wait_comm();
   if (optimizer && p.optimizer_s > 0) rt.compute(p.optimizer_s, Phase::OPTIMIZER, "optimizer");
 }

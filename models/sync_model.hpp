@@ -5,11 +5,20 @@
 // facades on SimGrid; unit tests can implement them with small fakes. Models
 // never read a clock or call SimGrid directly.
 //
-// Worker side: compute() spends time; submit() queues a communication on the
-// worker's one communication stream (FIFO, runs concurrently with compute);
-// wait_comm() blocks until everything submitted has finished.
+// Worker side:
+//  - compute() spends time;
+//  - submit() queues a collective (all-reduce among all workers or a subgroup)
+//    or a push/pull on the worker's one communication stream (FIFO, runs
+//    concurrently with compute); wait_comm() blocks until all of it finished;
+//  - point to point, outside the stream: isend()/irecv() (two-sided: a transfer
+//    starts when both ends have posted) and wait(); put() (one-sided: the data
+//    flows at once, the receiver need not be ready) and latest() (the newest
+//    put from a peer that has fully arrived, read without blocking -- MPI's
+//    passive-target one-sided model, seed 000);
+//  - graph(): the sync model's logical communication graph (out_peers, in_peers).
 // Server side: receive_push() takes the next gradient push from any worker;
-// send_pull() answers one worker with fresh parameters.
+// send_pull() answers one worker with fresh parameters; ServerClocks keeps the
+// per-shard worker clocks that bounded staleness (SSP) is decided on.
 #pragma once
 
 #include "models/bucketing.hpp"
@@ -17,11 +26,16 @@
 #include "models/registry.hpp"
 
 #include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 namespace ddlsim::models {
+
+class LogicalGraph;  // models/logical_graph.hpp
 
 /// What a stretch of compute time is, for the recorder and the timeline.
 enum class Phase { IO, FORWARD, BACKWARD, OPTIMIZER, UPDATE };
@@ -35,7 +49,21 @@ struct CommRequest {
   Kind kind = Kind::ALLREDUCE;
   int bucket = 0;
   double bytes = 0;
+  /// ALLREDUCE only: the worker ranks taking part (ascending, including the caller); empty = all
+  /// workers. Every member must submit the same subgroup all-reduces in the same order (as in MPI).
+  std::vector<int> group;
 };
+
+/// A point-to-point or one-sided message between workers.
+struct Message {
+  int source = -1;
+  int tag = 0;
+  double bytes = 0;
+  std::int64_t version = -1;  // what the sender says it sends (e.g. the iteration of its model)
+};
+
+/// A point-to-point operation in flight (isend, irecv, put), to wait for once.
+using CommHandle = std::int64_t;
 
 class Runtime {
  public:
@@ -53,6 +81,36 @@ class Runtime {
   virtual void wait_comm() = 0;
   virtual void iteration_begin(int iteration) = 0;
   virtual void iteration_end(int iteration) = 0;
+
+  // ---- point to point (outside the communication stream; flows at every fidelity) ----
+  /// Two-sided send of `bytes` to worker `peer`, matched by (source, destination, tag) in order.
+  virtual CommHandle isend(int peer, double bytes, int tag, std::int64_t version) = 0;
+  /// Two-sided receive of the next message from worker `peer` with `tag`.
+  virtual CommHandle irecv(int peer, int tag) = 0;
+  /// One-sided put of `bytes` to worker `peer`: the transfer starts at once, without the
+  /// receiver; waiting for the handle is local completion (the data has left and arrived).
+  virtual CommHandle put(int peer, double bytes, int tag, std::int64_t version) = 0;
+  /// Blocks until the operation finished; a receive returns its message (others: what was sent).
+  virtual Message wait(CommHandle handle) = 0;
+  /// The newest put from `peer` with `tag` that has fully arrived here (nullopt: none yet); never blocks.
+  virtual std::optional<Message> latest(int peer, int tag) = 0;
+  /// The sync model's logical communication graph (nullptr: the model has none).
+  [[nodiscard]] virtual const LogicalGraph* graph() const = 0;
+  /// Records how many iterations old a neighbour's model was when it was averaged in.
+  virtual void record_neighbour_staleness(std::int64_t iterations) = 0;
+
+  // Conveniences on top of the above.
+  void send(int peer, double bytes, int tag, std::int64_t version) { wait(isend(peer, bytes, tag, version)); }
+  Message recv(int peer, int tag) { return wait(irecv(peer, tag)); }
+  std::vector<Message> wait_all(const std::vector<CommHandle>& handles) {
+    std::vector<Message> out;
+    out.reserve(handles.size());
+    for (auto h : handles) out.push_back(wait(h));
+    return out;
+  }
+  /// This rank's peers in the logical graph in `round` (empty without a graph).
+  [[nodiscard]] std::vector<int> out_peers(int round) const;
+  [[nodiscard]] std::vector<int> in_peers(int round) const;
 };
 
 struct Push {
@@ -60,6 +118,26 @@ struct Push {
   int bucket = 0;
   double bytes = 0;               // bytes received by this server
   std::int64_t seen_version = 0;  // the version of this shard the worker last pulled
+  int iteration = 0;              // the pushing worker's iteration (its clock)
+};
+
+/// Server-side clocks for bounded staleness (Ho et al. 2013): per shard (bucket), the pushes
+/// each worker has made, i.e. the number of its iterations this server has seen for that shard.
+class ServerClocks {
+ public:
+  ServerClocks(int workers, int buckets)
+      : workers_(workers), clocks_(static_cast<std::size_t>(workers) * static_cast<std::size_t>(buckets), 0) {}
+  void pushed(int worker, int bucket) { ++clocks_[index(worker, bucket)]; }
+  [[nodiscard]] std::int64_t clock(int worker, int bucket) const { return clocks_[index(worker, bucket)]; }
+  /// The slowest worker's clock on `bucket`.
+  [[nodiscard]] std::int64_t min_clock(int bucket) const;
+
+ private:
+  [[nodiscard]] std::size_t index(int worker, int bucket) const {
+    return static_cast<std::size_t>(bucket) * static_cast<std::size_t>(workers_) + static_cast<std::size_t>(worker);
+  }
+  int workers_;
+  std::vector<std::int64_t> clocks_;
 };
 
 class ServerRuntime {
@@ -76,6 +154,8 @@ class ServerRuntime {
   virtual void send_pull(int worker, int bucket, double bytes, std::int64_t version) = 0;
   /// Records the staleness of one applied gradient (updates applied since the worker's pull).
   virtual void record_staleness(std::int64_t staleness) = 0;
+  /// Records that `push`'s pull was held `seconds` by a staleness bound before it was answered.
+  virtual void record_held(const Push& push, double seconds) = 0;
 };
 
 struct TrainingPlan {
@@ -92,10 +172,19 @@ class SyncModel {
   virtual void run_worker(Runtime& runtime, const TrainingPlan& plan) const = 0;
   /// True if this model runs parameter servers (run_server is then started on each).
   [[nodiscard]] virtual bool uses_servers() const { return false; }
+  /// True if this model all-reduces with the scenario's collective (false: servers or gossip).
+  [[nodiscard]] virtual bool uses_collective() const { return !uses_servers(); }
   /// The server loop; returns after serving every push (see expected_pushes).
   virtual void run_server(ServerRuntime&, const TrainingPlan&) const {}
   /// True if iterations are synchronous across workers (throughput = N * batch / t).
   [[nodiscard]] virtual bool synchronous() const { return true; }
+  /// The logical communication graph of a decentralised model for `workers` ranks (nullptr:
+  /// none). Throws ConfigError for a graph these workers cannot form (called at load time).
+  [[nodiscard]] virtual std::shared_ptr<const LogicalGraph> logical_graph(int /*workers*/, std::uint64_t /*seed*/) const {
+    return nullptr;
+  }
+  /// The model's settings with defaults filled in, for summary.json ("sync_settings").
+  [[nodiscard]] virtual nlohmann::json settings() const { return nlohmann::json::object(); }
 };
 
 using SyncModelRegistry = Registry<SyncModel>;
@@ -108,5 +197,13 @@ std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan)
 /// its last layer's backward finishes (or all after backward without overlap);
 /// then wait for the communication stream, then the optimizer if `optimizer`.
 void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer);
+
+/// The compute of one iteration with no communication: I/O, forward, backward, then the
+/// optimizer step if `optimizer` (local SGD between averagings, gossip before its exchange).
+void replay_compute(Runtime& rt, const TrainingPlan& plan, bool optimizer);
+
+/// Submits every bucket of the plan as `kind` (model averaging in the gradient buckets'
+/// fused buffers: parameter bytes equal gradient bytes in the profile's dtype).
+void submit_buckets(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind);
 
 }  // namespace ddlsim::models

@@ -71,6 +71,8 @@ struct Context {
   platforms::EmittedPlatform platform;
   std::unique_ptr<ScheduleExecutor> executor;
   sg4::BarrierPtr comm_barrier;                       // analytic fidelity: all communication streams
+  sg4::BarrierPtr end_barrier;                        // models with a logical graph: all workers, at the end
+  std::shared_ptr<const models::LogicalGraph> graph;  // the sync model's logical graph, if it has one
   std::vector<WorkerState> workers;
   std::vector<std::deque<double>> collective_jobs;   // per server: collectives (bytes) it must serve
   std::vector<sg4::SemaphorePtr> collective_ready;
@@ -114,7 +116,8 @@ void comm_stream(Context& ctx, int rank);
 void run_server(Context& ctx, int server, const models::SyncModel& sync);
 /// A parameter server's side of collectives that use servers (e.g. "ps") (daemon).
 void collective_server(Context& ctx, int server);
-/// Per worker, iteration and bucket: the wait for the last peer's arrival.
+/// Per worker, iteration and bucket: the wait for the last peer's arrival; per iteration, the
+/// time its pulls were held by a staleness bound.
 void compute_straggler_wait(SimulationResult& result);
 /// Per-link bytes and utilisation from SimGrid's link-load plugin.
 void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform& platform);

@@ -11,6 +11,7 @@
 #include "platforms/topology.hpp"
 #include "models/units.hpp"
 #include "sim/collective_compare.hpp"
+#include "models/logical_graph.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
 
@@ -215,10 +216,16 @@ int run_cli(int argc, char** argv) {
   const ddlsim::sim::Scenario scenario = ddlsim::sim::load_scenario(scenario_file, overrides);
 
   if (validate->parsed()) {
-    fmt::print("{}: valid ({} workers, {} topology with {} nodes and {} links, {} + {})\n", scenario_file,
+    const auto& sync = *scenario.training.sync_model;
+    const std::string aggregation =
+        sync.uses_servers()      ? fmt::format("{} on {} parameter server(s)", scenario.training.sync.name,
+                                               scenario.platform.parameter_servers)
+        : sync.uses_collective() ? fmt::format("{} + {}", scenario.training.sync.name, scenario.training.collective.name)
+                                 : fmt::format("{} on a logical {} graph", scenario.training.sync.name,
+                                               scenario.training.graph ? scenario.training.graph->kind() : "?");
+    fmt::print("{}: valid ({} workers, {} topology with {} nodes and {} links, {})\n", scenario_file,
                scenario.platform.workers, scenario.platform.topology, boost::num_vertices(scenario.platform.graph.graph),
-               boost::num_edges(scenario.platform.graph.graph), scenario.training.sync.name,
-               scenario.training.collective.name);
+               boost::num_edges(scenario.platform.graph.graph), aggregation);
     return 0;
   }
   if (platform->parsed()) {

@@ -10,6 +10,9 @@ namespace ddlsim::sim::detail {
 
 void compute_straggler_wait(SimulationResult& result) {
   if (result.workers.empty()) return;
+  for (auto& w : result.workers)
+    for (auto& it : w.iterations)
+      for (double h : it.held) it.staleness_wait_s += h;
   const std::size_t iterations = result.workers.front().iterations.size();
   for (std::size_t it = 0; it < iterations; ++it) {
     const std::size_t buckets = result.workers.front().iterations[it].arrivals.size();

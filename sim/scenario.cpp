@@ -331,6 +331,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     }
     t.finish();
     s.training.sync_model = create_plugin<models::SyncModel>(s.training.sync, "/training/sync", "sync model");
+    s.training.graph = s.training.sync_model->logical_graph(s.platform.workers, s.seed);  // ConfigError if N cannot form it
     s.training.collective_algorithm =
         create_plugin<models::Collective>(s.training.collective, "/training/collective", "collective");
     s.training.compressor_model =

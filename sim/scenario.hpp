@@ -104,6 +104,7 @@ struct TrainingSpec {
   BucketingSpec bucketing;
   StragglerSpec stragglers;
   std::shared_ptr<const models::SyncModel> sync_model;
+  std::shared_ptr<const models::LogicalGraph> graph;  // the sync model's logical graph (decentralised models)
   std::shared_ptr<const models::Collective> collective_algorithm;
   std::shared_ptr<const models::Compressor> compressor_model;
 };

@@ -19,19 +19,27 @@ void check_combination(const Scenario& s, bool collective_given) {
                       fmt::format("sync model \"{}\" aggregates through parameter servers and runs no collective; "
                                   "remove \"collective\" (or use \"bsp\" with \"aggregation\": \"allreduce\")",
                                   s.training.sync.name));
+  if (!s.training.sync_model->uses_servers() && !s.training.sync_model->uses_collective() && collective_given)
+    throw ConfigError("/training/collective",
+                      fmt::format("sync model \"{}\" exchanges models point to point with its neighbours in its "
+                                  "logical graph and runs no collective; remove \"collective\" (choose the graph "
+                                  "with \"params\": {{\"graph\": ...}})",
+                                  s.training.sync.name));
   if (s.platform.parameter_servers > 0 && !s.training.sync_model->uses_servers() && !coll.uses_servers())
     throw ConfigError("/platform/parameter_servers",
                       fmt::format("{} parameter server{} would sit idle: sync model \"{}\" with collective \"{}\" "
                                   "uses none; set it to 0, or use a parameter-server sync model or collective",
                                   s.platform.parameter_servers, s.platform.parameter_servers > 1 ? "s" : "",
                                   s.training.sync.name, s.training.collective.name));
-  if (s.training.bucketing.policy == BucketingPolicy::MGWFBP && s.training.sync_model->uses_servers())
+  if (s.training.bucketing.policy == BucketingPolicy::MGWFBP && !s.training.sync_model->uses_collective())
     throw ConfigError("/training/bucketing/policy",
                       fmt::format("\"mgwfbp\" merges gradients by all-reduce startup costs; sync model \"{}\" "
-                                  "aggregates through parameter servers: use \"policy\": \"size\"",
-                                  s.training.sync.name));
+                                  "{}: use \"policy\": \"size\"",
+                                  s.training.sync.name,
+                                  s.training.sync_model->uses_servers() ? "aggregates through parameter servers"
+                                                                        : "runs no all-reduce"));
   if (s.network.fidelity == Fidelity::ANALYTIC && s.network.model == NetworkModel::TCP &&
-      !s.training.sync_model->uses_servers())
+      s.training.sync_model->uses_collective())
     throw ConfigError("/network/model",
                       "\"tcp\" (SimGrid LV08: TCP window, cross traffic and RTT-weighted sharing) is a flow-level "
                       "model that closed forms cannot honour; at analytic fidelity use \"ideal\" or \"calibrated\" "

@@ -27,7 +27,8 @@ double ScheduleExecutor::latency(int src, int dst) {
   return lat;
 }
 
-void ScheduleExecutor::run(int rank, const std::vector<models::RankStep>& steps, TrafficCounters& counters) {
+void ScheduleExecutor::run(int rank, const std::vector<models::RankStep>& steps, TrafficCounters& counters,
+                           const std::vector<int>* members) {
   std::vector<sg4::CommPtr> comms;
   std::vector<void*> inbox;
   for (const auto& step : steps) {
@@ -36,16 +37,17 @@ void ScheduleExecutor::run(int rank, const std::vector<models::RankStep>& steps,
     double step_latency = 0;
     for (std::size_t i = 0; i < step.ops.size(); ++i) {
       const auto& op = step.ops[i];
+      const int peer = members != nullptr ? (*members)[static_cast<std::size_t>(op.peer)] : op.peer;
       if (op.kind == models::RankOp::Kind::SEND) {
         const auto units = static_cast<std::uint64_t>(std::llround(op.bytes * BYTE_SCALE));
-        comms.push_back(mailbox(rank, op.peer)->put_async(&payload_token, units));
+        comms.push_back(mailbox(rank, peer)->put_async(&payload_token, units));
         counters.bytes_sent += op.bytes;
         counters.messages_sent += step.latency_steps;
         ++counters.flows;
       } else {
-        comms.push_back(mailbox(op.peer, rank)->get_async(&inbox[i]));
+        comms.push_back(mailbox(peer, rank)->get_async(&inbox[i]));
       }
-      if (step.latency_steps > 1) step_latency = std::max(step_latency, latency(rank, op.peer));
+      if (step.latency_steps > 1) step_latency = std::max(step_latency, latency(rank, peer));
     }
     sg4::Comm::wait_all(comms);
     if (step.latency_steps > 1) sg4::this_actor::sleep_for((step.latency_steps - 1) * step_latency);

@@ -34,8 +34,10 @@ class ScheduleExecutor {
   /// `hosts` by rank (workers, then servers), as emitted.
   explicit ScheduleExecutor(std::vector<simgrid::s4u::Host*> hosts) : hosts_(std::move(hosts)) {}
 
-  /// Runs `steps` for `rank` in the calling actor; counts what the rank sends.
-  void run(int rank, const std::vector<models::RankStep>& steps, TrafficCounters& counters);
+  /// Runs `steps` for `rank` in the calling actor; counts what the rank sends. With `members`
+  /// (a subgroup), the steps' peers are indices into it, mapped to the members' ranks.
+  void run(int rank, const std::vector<models::RankStep>& steps, TrafficCounters& counters,
+           const std::vector<int>* members = nullptr);
 
   /// Path latency between two ranks' hosts (cached).
   double latency(int src, int dst);

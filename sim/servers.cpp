@@ -2,6 +2,7 @@
 // server side of collectives that use servers.
 #include "sim/context.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace ddlsim::sim::detail {
@@ -44,7 +45,7 @@ class SimServerRuntime final : public models::ServerRuntime {
     inbox_[w] = nullptr;
     if (++received_[w] < pushes_per_worker()) post(w);
     last_iteration_ = msg->iteration;
-    return models::Push{msg->worker, msg->bucket, msg->bytes, msg->version};
+    return models::Push{msg->worker, msg->bucket, msg->bytes, msg->version, msg->iteration};
   }
 
   void send_pull(int worker, int bucket, double bytes, std::int64_t version) override {
@@ -55,6 +56,12 @@ class SimServerRuntime final : public models::ServerRuntime {
   }
 
   void record_staleness(std::int64_t staleness) override { ctx_.result.staleness.push_back(staleness); }
+
+  void record_held(const models::Push& push, double seconds) override {
+    auto& it = ctx_.result.workers.at(static_cast<std::size_t>(push.worker)).iterations.at(static_cast<std::size_t>(push.iteration));
+    auto& held = it.held.at(static_cast<std::size_t>(push.bucket));
+    held = std::max(held, seconds);  // servers hold a bucket's shards at once: the longest counts
+  }
 
  private:
   [[nodiscard]] std::int64_t pushes_per_worker() const {

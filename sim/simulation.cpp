@@ -116,7 +116,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   } else {
     ctx.plan.buckets = models::make_buckets(scenario.workload.profile, scenario.training.bucketing.bucket_bytes);
   }
-  if (!scenario.training.sync_model->uses_servers())  // what "auto" runs, per bucket size
+  if (scenario.training.sync_model->uses_collective())  // what "auto" runs, per bucket size
     ctx.result.collective_choices =
         collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, ctx.plan.buckets);
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
@@ -127,6 +127,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
       if (const auto* l = sg4::Link::by_name_or_null(link->get_name() + half)) sg_link_load_track(l);
   ctx.executor = std::make_unique<ScheduleExecutor>(ctx.platform.hosts);
   ctx.comm_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
+  ctx.end_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
+  ctx.graph = scenario.training.graph;
   ctx.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
   ctx.result.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
   ctx.result.alpha_s = ctx.ab.alpha_s;
@@ -141,8 +143,10 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.result.notes = std::move(notes);
   for (int r = 0; r < scenario.platform.workers; ++r) {
     auto* host = ctx.platform.hosts[static_cast<std::size_t>(r)];
-    sg4::Actor::create(fmt::format("worker-{}", r), host,
-                       session.guard([&ctx, &sync, r]() { detail::run_worker(ctx, r, sync); }));
+    auto worker = sg4::Actor::create(fmt::format("worker-{}", r), host,
+                                     session.guard([&ctx, &sync, r]() { detail::run_worker(ctx, r, sync); }));
+    // One-sided puts to this worker flow without a receive (sim/point_to_point.hpp).
+    sg4::Mailbox::by_name(fmt::format("put>{}", r))->set_receiver(worker);
     sg4::Actor::create(fmt::format("comm-{}", r), host, session.guard([&ctx, r]() { detail::comm_stream(ctx, r); }))
         ->daemonize();
   }

@@ -25,7 +25,9 @@ struct IterationRecord {
   double exposed_comm_s = 0;     // time blocked waiting for the communication stream
   double comm_busy_s = 0;        // time the communication stream spent on this iteration's requests
   double straggler_wait_s = 0;   // time this worker's collectives waited for the last peer to arrive
+  double staleness_wait_s = 0;   // time this worker's pulls were held by a staleness bound (ssp)
   std::vector<double> arrivals;  // per bucket: when the communication stream started it (internal)
+  std::vector<double> held;      // per bucket: the longest hold of its pulls over servers (internal)
 };
 
 struct WorkerRecord {
@@ -56,6 +58,7 @@ struct SimulationResult {
   double bytes_sent_by_servers = 0;
   std::int64_t messages_sent_by_servers = 0;
   std::vector<std::int64_t> staleness;  // one entry per applied gradient shard (asynchronous models)
+  std::vector<std::int64_t> neighbour_staleness;  // per neighbour model averaged in (asynchronous gossip), iterations
   std::vector<TraceEvent> timeline;
   std::vector<LinkRecord> links;
   double makespan_s = 0;

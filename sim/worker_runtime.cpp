@@ -1,8 +1,10 @@
 // ddlsim: a worker's two actors -- compute (the Runtime facade its sync model
 // runs against) and its communication stream.
 #include "sim/context.hpp"
+#include "sim/point_to_point.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <fmt/format.h>
 
 namespace ddlsim::sim::detail {
@@ -14,7 +16,7 @@ namespace {
 class SimRuntime final : public models::Runtime {
  public:
   SimRuntime(Context& ctx, int rank)
-      : ctx_(ctx), rank_(rank), rng_(ctx.scenario->seed * 1'000'003ULL + static_cast<std::uint64_t>(rank)) {}
+      : ctx_(ctx), rank_(rank), rng_(ctx.scenario->seed * 1'000'003ULL + static_cast<std::uint64_t>(rank)), p2p_(ctx, rank) {}
 
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int workers() const override { return ctx_.group.workers; }
@@ -32,7 +34,9 @@ class SimRuntime final : public models::Runtime {
   void submit(const models::CommRequest& request) override {
     auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
     QueuedComm item{request, iteration_, now()};
-    if (ctx_.analytic() && request.kind == models::CommRequest::Kind::ALLREDUCE) {
+    if (!request.group.empty()) check_subgroup(request.group);
+    // Subgroup all-reduces run as flows at every fidelity (point_to_point_fidelity in summary.json).
+    if (ctx_.analytic() && request.kind == models::CommRequest::Kind::ALLREDUCE && request.group.empty()) {
       state.analytic_pending.push_back(item);
       return;
     }
@@ -62,16 +66,68 @@ class SimRuntime final : public models::Runtime {
     IterationRecord rec;
     rec.start_s = rec.end_s = sg4::Engine::get_clock();
     rec.arrivals.assign(ctx_.plan.buckets.size(), -1.0);
+    rec.held.assign(ctx_.plan.buckets.size(), 0.0);
     record().iterations.push_back(std::move(rec));
   }
 
   void iteration_end(int iteration) override {
     flush();
     current().end_s = sg4::Engine::get_clock();
+    current().comm_busy_s += p2p_.busy_s(current().start_s, current().end_s);
     if (rank_ == 0 && ctx_.progress) ctx_.progress(iteration + 1, ctx_.plan.iterations, current().end_s);
   }
 
+  models::CommHandle isend(int peer, double bytes, int tag, std::int64_t version) override {
+    flush();
+    return p2p_.isend(peer, bytes, tag, version, iteration_);
+  }
+  models::CommHandle irecv(int peer, int tag) override {
+    flush();
+    return p2p_.irecv(peer, tag, iteration_);
+  }
+  models::CommHandle put(int peer, double bytes, int tag, std::int64_t version) override {
+    flush();
+    return p2p_.put(peer, bytes, tag, version, iteration_);
+  }
+  models::Message wait(models::CommHandle handle) override {
+    flush();
+    const double t0 = sg4::Engine::get_clock();
+    auto msg = p2p_.wait(handle);
+    current().exposed_comm_s += sg4::Engine::get_clock() - t0;
+    return msg;
+  }
+  std::optional<models::Message> latest(int peer, int tag) override {
+    flush();
+    return p2p_.latest(peer, tag);
+  }
+  [[nodiscard]] const models::LogicalGraph* graph() const override { return ctx_.graph.get(); }
+  void record_neighbour_staleness(std::int64_t iterations) override {
+    ctx_.result.neighbour_staleness.push_back(iterations);
+  }
+
+  /// After the model's loop: nothing may stay in flight. A model with a logical graph puts
+  /// to its neighbours, so every worker waits here until all have finished (no put may
+  /// arrive at a worker that has gone), then frees the puts it never read.
+  void finish() {
+    flush();
+    p2p_.wait_outstanding();
+    if (ctx_.graph) ctx_.end_barrier->wait();
+    p2p_.drain();
+  }
+
  private:
+  void check_subgroup(const std::vector<int>& group) const {
+    const bool sorted = std::is_sorted(group.begin(), group.end()) &&
+                        std::adjacent_find(group.begin(), group.end()) == group.end();
+    if (!sorted || group.front() < 0 || group.back() >= ctx_.group.workers ||
+        !std::binary_search(group.begin(), group.end(), rank_))
+      throw std::logic_error(fmt::format("worker {}: a subgroup all-reduce needs ascending distinct worker ranks "
+                                         "including the caller, got {} members",
+                                         rank_, group.size()));
+    if (ctx_.scenario->training.collective_algorithm->uses_servers())
+      throw std::logic_error("a subgroup all-reduce cannot run a collective that uses parameter servers");
+  }
+
   void flush() {
     if (debt_ > 0) sg4::this_actor::sleep_for(debt_);
     debt_ = 0;
@@ -128,6 +184,7 @@ class SimRuntime final : public models::Runtime {
   int iteration_ = 0;
   double factor_ = 1.0;
   double debt_ = 0;
+  PointToPoint p2p_;
 };
 
 }  // namespace
@@ -135,6 +192,7 @@ class SimRuntime final : public models::Runtime {
 void run_worker(Context& ctx, int rank, const models::SyncModel& sync) {
   SimRuntime runtime(ctx, rank);
   sync.run_worker(runtime, ctx.plan);
+  runtime.finish();
 }
 
 void comm_stream(Context& ctx, int rank) {
@@ -151,13 +209,13 @@ void comm_stream(Context& ctx, int rank) {
     const double t0 = sg4::Engine::get_clock();
     auto& iteration = rec.iterations.at(static_cast<std::size_t>(item.iteration));
     if (req.kind == models::CommRequest::Kind::ALLREDUCE) {
-      iteration.arrivals.at(static_cast<std::size_t>(req.bucket)) = t0;
+      if (req.group.empty()) iteration.arrivals.at(static_cast<std::size_t>(req.bucket)) = t0;
       if (coll.uses_servers() && rank == 0)
         for (std::size_t s = 0; s < ctx.collective_jobs.size(); ++s) {
           ctx.collective_jobs[s].push_back(req.bytes);
           ctx.collective_ready[s]->release();
         }
-      {
+      if (req.group.empty()) {
         // "auto" picks its algorithm for this platform's alpha and beta.
         const auto& algo = coll.resolve(ctx.group, req.bytes, ctx.ab);
         // Every call pays its launch and handshake cost before its first message.
@@ -166,6 +224,18 @@ void comm_stream(Context& ctx, int rank) {
         ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(rank, ctx.group, req.bytes)
                                                : algo.rank_phases(rank, ctx.group, req.bytes),
                           traffic);
+        add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
+      } else {
+        // A subgroup of k workers: the collective among k ranks (the closed forms pick for "auto";
+        // the subgroup has no platform-aware cost), its ranks mapped to the members' hosts.
+        const models::CollectiveGroup sub(static_cast<int>(req.group.size()));
+        const auto me = static_cast<int>(std::lower_bound(req.group.begin(), req.group.end(), rank) - req.group.begin());
+        const auto& algo = coll.resolve(sub, req.bytes, ctx.ab);
+        if (sub.workers > 1 && ctx.scenario->network.collective_call_s > 0)
+          sg4::this_actor::sleep_for(ctx.scenario->network.collective_call_s);
+        TrafficCounters traffic;
+        ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(me, sub, req.bytes) : algo.rank_phases(me, sub, req.bytes),
+                          traffic, &req.group);
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       }
     } else {  // PUSH_PULL: a shard to every server, then every shard back

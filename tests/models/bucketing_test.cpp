@@ -1,5 +1,6 @@
 #include "models/bucketing.hpp"
 #include "models/sync_model.hpp"
+#include "tests/models/fake_runtime.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -54,42 +55,22 @@ TEST_CASE("layers without gradients belong to no bucket") {
   CHECK(make_buckets(with_grads({0, 0}), 25e6).empty());
 }
 
-namespace {
-/// A deterministic fake Runtime: a clock, and a log of what the replay asked for.
-class FakeRuntime final : public Runtime {
- public:
-  [[nodiscard]] int rank() const override { return 0; }
-  [[nodiscard]] int workers() const override { return 1; }
-  [[nodiscard]] int servers() const override { return 0; }
-  double now() override { return clock; }
-  void compute(double seconds, Phase phase, const std::string& label) override {
-    clock += seconds;
-    log.push_back(fmt::format("{}:{}", to_string(phase), label));
-  }
-  void submit(const CommRequest& r) override { log.push_back(fmt::format("submit:{}", r.bucket)); }
-  void wait_comm() override { log.push_back("wait"); }
-  void iteration_begin(int) override {}
-  void iteration_end(int) override {}
-  double clock = 0;
-  std::vector<std::string> log;
-};
-}  // namespace
 
 TEST_CASE("replay order: forward in order, backward in reverse, a bucket as soon as it fills") {
   Profile p = with_grads({1, 1, 1});
   p.io_s = 1e-3;
   p.optimizer_s = 1e-3;
   TrainingPlan plan{&p, 1, make_buckets(p, 2), true};  // buckets: {2,1}, {0}
-  FakeRuntime rt;
+  ddlsim::test::FakeRuntime rt;
   replay_iteration(rt, plan, CommRequest::Kind::ALLREDUCE, true);
-  CHECK(rt.log == std::vector<std::string>{"io:io", "forward:l0", "forward:l1", "forward:l2", "backward:l2",
-                                           "backward:l1", "submit:0", "backward:l0", "submit:1", "wait",
-                                           "optimizer:optimizer"});
+  CHECK(rt.log == std::vector<std::string>{"compute:io:io", "compute:forward:l0", "compute:forward:l1", "compute:forward:l2", "compute:backward:l2",
+                                           "compute:backward:l1", "submit:allreduce:0:2", "compute:backward:l0", "submit:allreduce:1:1", "wait_comm",
+                                           "compute:optimizer:optimizer"});
   plan.overlap = false;
-  FakeRuntime no_overlap;
+  ddlsim::test::FakeRuntime no_overlap;
   replay_iteration(no_overlap, plan, CommRequest::Kind::ALLREDUCE, false);
-  CHECK(no_overlap.log == std::vector<std::string>{"io:io", "forward:l0", "forward:l1", "forward:l2", "backward:l2",
-                                                   "backward:l1", "backward:l0", "submit:0", "submit:1", "wait"});
+  CHECK(no_overlap.log == std::vector<std::string>{"compute:io:io", "compute:forward:l0", "compute:forward:l1", "compute:forward:l2", "compute:backward:l2",
+                                                   "compute:backward:l1", "compute:backward:l0", "submit:allreduce:0:2", "submit:allreduce:1:1", "wait_comm"});
 }
 
 namespace {
