@@ -239,3 +239,22 @@ TEST_CASE("gossip refuses a collective, and graphs its workers cannot form") {
   CHECK(r.err.rfind("ddlsim: error: /training/sync/params/graph: ", 0) == 0);
   CHECK(r.err.find("ring") != std::string::npos);
 }
+
+TEST_CASE("gossip follows the platform's routes: ring flows that cross a thin core link share it") {
+  // Workers 0, 1 on switch s0 and 2, 3 on switch s1, the switches joined by one 2.5 Gbps link.
+  // The ring 0-1-2-3-0 crosses the core with 1->2 and 0->3 one way and 2->1 and 3->0 the other:
+  // two flows per direction, each at half the core's bandwidth; the model takes 2 M / B_core
+  // after three links' latency, and the same-switch flows finish earlier.
+  TempDir tmp;
+  json nodes = json::array({{{"name", "w0"}, {"kind", "worker"}}, {{"name", "w1"}, {"kind", "worker"}},
+                            {{"name", "w2"}, {"kind", "worker"}}, {{"name", "w3"}, {"kind", "worker"}},
+                            {{"name", "s0"}, {"kind", "switch"}}, {{"name", "s1"}, {"kind", "switch"}}});
+  json edges = json::array({{{"a", "w0"}, {"b", "s0"}}, {{"a", "w1"}, {"b", "s0"}}, {{"a", "w2"}, {"b", "s1"}},
+                            {{"a", "w3"}, {"b", "s1"}}, {{"a", "s0"}, {"b", "s1"}, {"bandwidth", "2.5Gbps"}}});
+  json s = star(4, {{"name", "gossip"}}, 2);
+  s["platform"] = {{"topology", "custom"}, {"workers", 4}, {"link", {{"bandwidth", "10Gbps"}, {"latency", "1us"}}},
+                   {"params", {{"nodes", nodes}, {"edges", edges}}}};
+  const auto r = run(tmp, "core", s);
+  const double core = 2.5e9 / 8;
+  for (const auto& row : r.rows) CHECK(row.duration_s == doctest::Approx(COMPUTE + 3 * LAT + 2 * MODEL / core).epsilon(1e-9));
+}
