@@ -1,18 +1,74 @@
-// ddlsim: the Compressor interface: wire bytes and compute cost for a tensor.
+// ddlsim: the Compressor interface -- what a compressed gradient bucket puts on the wire.
+//
+// Seed 002 (Tyagi & Swany, IEEE BigData 2023): compression pays only when
+// t_sync(c) + t_comp-decomp(c) < t_sync, and which collective is optimal depends on
+// how the compressed gradients can be aggregated:
+//   SUM     dense-summable: every worker's encoding has the same layout, so they add
+//           up in transit -> any all-reduce (fp16, bf16, PowerSGD's P and Q, random-k
+//           with a shared seed);
+//   GATHER  per-worker encodings (own indices, own scales) that cannot be summed in
+//           transit -> all-gather of every worker's encoding, or a push to parameter
+//           servers, then decode and sum (top-k, DGC, threshold, LWTop-k, MSTop-k,
+//           QSGD, TernGrad, 1-bit SGD);
+//   ARTOPK  AR-Topk: one worker's top-k indices are broadcast, then the k values at
+//           those indices are all-reduced (the artopk collectives).
+// encode() gives, for a bucket of dense fp32 gradient bytes, the bytes one worker
+// sends, their layout and the elements kept; the encode/decode compute times come
+// from a cost table (models/compression_cost.hpp, by the compressor's name).
 #pragma once
 
 #include "models/registry.hpp"
 
+#include <nlohmann/json.hpp>
+#include <string>
+
 namespace ddlsim::models {
+
+enum class Aggregation { SUM, GATHER, ARTOPK };
+std::string to_string(Aggregation a);
+
+/// A bucket as it goes on the wire.
+struct Encoding {
+  double wire_bytes = 0;      // what one worker sends for the bucket (values, indices, scales)
+  double value_bytes = 0;     // of which values
+  double index_bytes = 0;     // of which indices (0 without)
+  double kept_elements = 0;   // elements that carry a value (sparsifiers: k; others: n)
+  Aggregation aggregation = Aggregation::SUM;
+};
+
+/// Bytes per dense gradient element: the profiles' gradients are fp32.
+inline constexpr double DENSE_ELEMENT_BYTES = 4.0;
 
 class Compressor {
  public:
   virtual ~Compressor() = default;
-  /// Bytes on the wire for a dense gradient of `bytes` bytes.
-  [[nodiscard]] virtual double wire_bytes(double bytes) const = 0;
-  /// Encode + decode compute seconds for a gradient of `bytes` bytes.
-  [[nodiscard]] virtual double compute_s(double bytes) const = 0;
+  /// The encoding of a bucket of `dense_bytes` bytes of fp32 gradients.
+  [[nodiscard]] virtual Encoding encode(double dense_bytes) const = 0;
+  /// True if the compressor keeps an error-feedback residual (dense, one per bucket:
+  /// memory = the gradient bytes; DGC's momentum correction keeps a second one).
+  [[nodiscard]] virtual bool error_feedback() const { return false; }
+  /// Extra dense-sized buffers kept per worker, in units of the gradient bytes.
+  [[nodiscard]] virtual double state_buffers() const { return error_feedback() ? 1.0 : 0.0; }
+  /// How the index set is encoded on the wire, one line (for the summary and docs).
+  [[nodiscard]] virtual std::string index_encoding() const { return "none (dense)"; }
+  /// The compressor's settings with defaults filled in (summary.json).
+  [[nodiscard]] virtual nlohmann::json settings() const { return nlohmann::json::object(); }
 };
+
+/// The elements a sparsifier keeps of `n`: ceil(ratio * n) (a product that is a whole number in
+/// decimal is not rounded up by its binary error), at least 1 of a non-empty tensor.
+double kept_of(double n, double ratio);
+
+/// A sparsifier's params: "ratio" (kept fraction, (0, 1], default `default_ratio`) and
+/// "error_feedback" (keep the dropped remainder and add it to the next gradient, default true).
+struct SparseParams {
+  double ratio = 0.01;
+  bool error_feedback = true;
+};
+SparseParams read_sparse_params(ObjectReader& params, double default_ratio);
+
+/// Values and int32 indices of k kept elements: 4k + 4k bytes, aggregated by gathering.
+Encoding sparse_encoding(double dense_bytes, double ratio);
 
 using CompressorRegistry = Registry<Compressor>;
 

@@ -1,4 +1,4 @@
-// No compression: dense gradients in the profile's dtype, no encode/decode cost.
+// No compression: dense fp32 gradients, summable, no encode/decode cost.
 #include "models/compressor.hpp"
 
 namespace ddlsim::models {
@@ -6,8 +6,9 @@ namespace {
 
 class NoCompression final : public Compressor {
  public:
-  [[nodiscard]] double wire_bytes(double bytes) const override { return bytes; }
-  [[nodiscard]] double compute_s(double) const override { return 0.0; }
+  [[nodiscard]] Encoding encode(double dense_bytes) const override {
+    return Encoding{dense_bytes, dense_bytes, 0, dense_bytes / DENSE_ELEMENT_BYTES, Aggregation::SUM};
+  }
 };
 
 }  // namespace

@@ -41,8 +41,10 @@ TEST_CASE("every expected sync model and compressor is registered") {
   for (const char* name : {"bsp", "asp"}) CHECK(models::SyncModelRegistry::instance().contains(name));
   for (const char* name : {"none"}) CHECK(models::CompressorRegistry::instance().contains(name));
   auto none = models::CompressorRegistry::instance().create("none", json::object(), "/n", "/p", "compressor");
-  CHECK(none->wire_bytes(1234.5) == 1234.5);
-  CHECK(none->compute_s(1e9) == 0.0);
+  const auto e = none->encode(1234.5);
+  CHECK(e.wire_bytes == 1234.5);
+  CHECK(e.aggregation == models::Aggregation::SUM);
+  CHECK_FALSE(none->error_feedback());
 }
 
 TEST_CASE("profiles: parse, totals and errors") {
