@@ -685,12 +685,12 @@ def main(argv=None):
         f"{human(sizes[0])} to {human(sizes[-1])} (x{opts.size_factor} steps, {len(sizes)} sizes, n = bytes/4); "
         f"each point is the median of {opts.repeat} timed runs after one warm-up call (runs of sub-ms calls loop "
         f"them for about {opts.min_run_s * 1e3:g} ms and divide); clock: "
-        + ("CPU time of the calling thread (time.thread_time), so time lost to other processes is not counted "
-           if opts.clock == "thread" else "wall time (time.perf_counter) ")
+        + ("CPU time of the calling thread (time.thread_time), so time lost to other processes is not counted"
+           if opts.clock == "thread" else "wall time (time.perf_counter)")
         + ("; glibc malloc kept freed memory (MALLOC_MMAP_MAX_=0, huge MALLOC_TRIM_THRESHOLD_), so large "
-           "temporaries are reused without first-touch page faults, as with a caching allocator "
+           "temporaries are reused without first-touch page faults, as with a caching allocator; "
            if opts.malloc == "reuse" else "; glibc malloc as configured: first-touch page faults of large "
-           "temporaries included ")
+           "temporaries included; ")
         + f"(1-min load average {load_before:.1f} before, {load_after:.1f} after: the machine may be shared, and "
         f"cache and memory-bandwidth contention remain in the medians). Encode = dense fp32 tensor to wire payload, decode = payload "
         f"of one worker back to a dense fp32 tensor (sparse payloads scattered into zeros). Sparsifiers "
