@@ -70,3 +70,17 @@ TEST_CASE("a cost table file's errors name the scenario path and the file") {
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the shipped cost tables load and cost every compressor they name") {
+  for (const char* name : {"cpu_this_machine.json", "v100_gravac.json"}) {
+    CAPTURE(name);
+    const auto t = CompressionCostTable::load(std::string(DDLSIM_SOURCE_DIR) + "/scenarios/compressor_costs/" + name, "/t");
+    CHECK_FALSE(t.names().empty());
+    CHECK_FALSE(t.device.empty());
+    for (const auto& c : t.names()) CHECK(t.find(c)->encode.at(25e6 / 4, 25e6 / 400) > 0);
+  }
+  // GraVAC's published V100 points (ResNet-101, 170 MB): DGC 90 ms, Random-k 23 ms, exactly on the fitted lines.
+  const auto v100 = CompressionCostTable::load(std::string(DDLSIM_SOURCE_DIR) + "/scenarios/compressor_costs/v100_gravac.json", "/t");
+  CHECK(v100.find("dgc")->encode.at(170e6 / 4, 0) == doctest::Approx(0.090).epsilon(0.01));
+  CHECK(v100.find("randomk")->encode.at(170e6 / 4, 0) == doctest::Approx(0.023).epsilon(0.01));
+}
