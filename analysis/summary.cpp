@@ -1,5 +1,6 @@
 #include "analysis/summary.hpp"
 
+#include "models/compressor.hpp"
 #include "models/logical_graph.hpp"
 #include "models/units.hpp"
 
@@ -56,6 +57,31 @@ nlohmann::json to_json(const Summary::Distribution& d, const char* value_name) {
   nlohmann::json histogram = nlohmann::json::array();
   for (const auto& [v, n] : d.histogram) histogram.push_back({{value_name, v}, {"count", n}});
   return {{"count", d.count}, {"mean", d.mean}, {"p95", d.p95}, {"max", d.max}, {"histogram", histogram}};
+}
+
+/// What the compressor did to one worker's buckets in one iteration.
+nlohmann::json compression_json(const sim::Scenario& sc, const sim::SimulationResult& result) {
+  const auto& comp = *sc.training.compressor_model;
+  double dense = 0, wire = 0, encode = 0, decode = 0;
+  for (std::size_t b = 0; b < result.bucket_bytes.size() && b < result.compression.size(); ++b) {
+    dense += result.bucket_bytes[b];
+    wire += comp.encode(result.bucket_bytes[b]).wire_bytes;
+    encode += result.compression[b].encode_s;
+    decode += result.compression[b].decode_s;
+  }
+  const auto aggregation = comp.encode(1e6).aggregation;
+  return {{"compressor", sc.training.compressor.name},
+          {"settings", comp.settings()},
+          {"aggregation", models::to_string(aggregation)},
+          {"index_encoding", comp.index_encoding()},
+          {"dense_bytes_per_worker_iteration", dense},
+          {"wire_bytes_per_worker_iteration", wire},
+          {"compression_ratio", dense > 0 ? wire / dense : 0.0},
+          {"encode_time_per_iteration_s", encode},
+          {"decode_time_per_iteration_s", decode},
+          {"error_feedback", comp.error_feedback()},
+          {"error_feedback_memory_bytes", comp.state_buffers() * dense},
+          {"cost_device", sc.training.compression_cost.device}};
 }
 
 std::string aggregation_name(const sim::Scenario& sc) {
@@ -250,6 +276,8 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
                          {"basis", c.basis}});
     j["collective_choices"] = choices;
   }
+  if (sc.training.compressor.name != "none") j["compression"] = compression_json(sc, result);
+  if (sc.training.collective_auto) j["collective_requested"] = "auto";
   if (s.staleness.count > 0) j["staleness"] = to_json(s.staleness, "updates");
   if (s.neighbour_staleness.count > 0) j["neighbour_staleness"] = to_json(s.neighbour_staleness, "iterations");
   return j;
@@ -311,6 +339,15 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
   if (s.staleness.count > 0)
     row("staleness (updates)", fmt::format("mean {:.3g}, p95 {:.3g}, max {:.0f}", s.staleness.mean, s.staleness.p95,
                                            s.staleness.max));
+  if (sc.training.compressor.name != "none") {
+    const auto c = compression_json(sc, result);
+    row("compression", fmt::format("{}: {} of {} per worker and iteration (ratio {:.4g}), encode {:.3g} s, decode {:.3g} s",
+                                   sc.training.compressor.name,
+                                   units::format_bytes(c["wire_bytes_per_worker_iteration"].get<double>()),
+                                   units::format_bytes(c["dense_bytes_per_worker_iteration"].get<double>()),
+                                   c["compression_ratio"].get<double>(), c["encode_time_per_iteration_s"].get<double>(),
+                                   c["decode_time_per_iteration_s"].get<double>()));
+  }
   if (s.neighbour_staleness.count > 0)
     row("neighbour staleness (iterations)", fmt::format("mean {:.3g}, p95 {:.3g}, max {:.0f}", s.neighbour_staleness.mean,
                                                         s.neighbour_staleness.p95, s.neighbour_staleness.max));

@@ -13,6 +13,8 @@ std::string to_string(Phase phase) {
     case Phase::BACKWARD: return "backward";
     case Phase::OPTIMIZER: return "optimizer";
     case Phase::UPDATE: return "update";
+    case Phase::ENCODE: return "encode";
+    case Phase::DECODE: return "decode";
   }
   return "?";
 }
@@ -51,19 +53,29 @@ void submit_buckets(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kin
 
 void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer) {
   const Profile& p = *plan.profile;
+  const bool compressed = !plan.compression.empty();
+  // Encode on the compute stream, then submit what the collective carries.
+  auto submit = [&](std::size_t b) {
+    double bytes = plan.buckets[b].bytes;
+    if (compressed) {
+      const auto& c = plan.compression[b];
+      rt.compute(c.encode_s, Phase::ENCODE, "encode bucket " + std::to_string(b));
+      bytes = c.comm_bytes;
+    }
+    rt.submit(CommRequest{kind, static_cast<int>(b), bytes, {}});
+  };
   if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");
   for (const auto& layer : p.layers) rt.compute(layer.forward_s, Phase::FORWARD, layer.name);
   std::size_t next = 0;
   for (std::size_t k = p.layers.size(); k-- > 0;) {
     rt.compute(p.layers[k].backward_s, Phase::BACKWARD, p.layers[k].name);
-    if (plan.overlap && next < plan.buckets.size() && plan.buckets[next].last_layer == k) {
-      rt.submit(CommRequest{kind, static_cast<int>(next), plan.buckets[next].bytes, {}});
-      ++next;
-    }
+    if (plan.overlap && next < plan.buckets.size() && plan.buckets[next].last_layer == k) submit(next++);
   }
-  for (; next < plan.buckets.size(); ++next)
-    rt.submit(CommRequest{kind, static_cast<int>(next), plan.buckets[next].bytes, {}});
+  for (; next < plan.buckets.size(); ++next) submit(next);
   rt.wait_comm();
+  // Decoding waits for the last bucket: it does not overlap later buckets' communication.
+  for (std::size_t b = 0; compressed && b < plan.buckets.size(); ++b)
+    rt.compute(plan.compression[b].decode_s, Phase::DECODE, "decode bucket " + std::to_string(b));
   if (optimizer && p.optimizer_s > 0) rt.compute(p.optimizer_s, Phase::OPTIMIZER, "optimizer");
 }
 

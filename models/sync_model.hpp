@@ -38,12 +38,13 @@ namespace ddlsim::models {
 class LogicalGraph;  // models/logical_graph.hpp
 
 /// What a stretch of compute time is, for the recorder and the timeline.
-enum class Phase { IO, FORWARD, BACKWARD, OPTIMIZER, UPDATE };
+enum class Phase { IO, FORWARD, BACKWARD, OPTIMIZER, UPDATE, ENCODE, DECODE };
 std::string to_string(Phase phase);
 
 struct CommRequest {
   enum class Kind {
-    ALLREDUCE,  // all-reduce `bytes` among all workers with the scenario's collective
+    ALLREDUCE,  // aggregate `bytes` among all workers with the scenario's gradient collective (an
+                // all-reduce; an all-gather of every worker's encoding under a gathering compressor)
     PUSH_PULL,  // push bytes/S to each of the S servers, then pull bytes/S back from each
   };
   Kind kind = Kind::ALLREDUCE;
@@ -158,11 +159,20 @@ class ServerRuntime {
   virtual void record_held(const Push& push, double seconds) = 0;
 };
 
+/// A bucket under the scenario's compressor: what is sent and what it costs to make and undo.
+struct BucketCompression {
+  double comm_bytes = 0;  // the bytes the gradient collective is called with
+  double encode_s = 0;    // on the compute stream, before the bucket is submitted
+  double decode_s = 0;    // on the compute stream, once the communication has finished
+};
+
 struct TrainingPlan {
   const Profile* profile = nullptr;
   int iterations = 1;
   std::vector<Bucket> buckets;
   bool overlap = true;
+  /// Per bucket, under a compressor; empty without one (dense buckets, no cost).
+  std::vector<BucketCompression> compression;
 };
 
 class SyncModel {
@@ -172,6 +182,9 @@ class SyncModel {
   virtual void run_worker(Runtime& runtime, const TrainingPlan& plan) const = 0;
   /// True if this model runs parameter servers (run_server is then started on each).
   [[nodiscard]] virtual bool uses_servers() const { return false; }
+  /// True if the model aggregates gradient buckets with the scenario's collective through
+  /// replay_iteration, so a compressor applies to them (bsp with all-reduce).
+  [[nodiscard]] virtual bool compresses_gradients() const { return false; }
   /// True if this model all-reduces with the scenario's collective (false: servers or gossip).
   [[nodiscard]] virtual bool uses_collective() const { return !uses_servers(); }
   /// The server loop; returns after serving every push (see expected_pushes).

@@ -137,7 +137,9 @@ StragglerSpec read_stragglers(ObjectReader& r, int workers) {
   return spec;
 }
 
-std::string resolve_profile(const std::string& file, const std::string& base_dir) {
+}  // namespace
+
+std::string resolve_beside(const std::string& file, const std::string& base_dir) {
   namespace fs = std::filesystem;
   fs::path p(file);
   if (p.is_absolute() || base_dir.empty()) return file;
@@ -145,8 +147,6 @@ std::string resolve_profile(const std::string& file, const std::string& base_dir
   if (fs::exists(beside)) return beside.string();
   return file;
 }
-
-}  // namespace
 
 std::string to_string(Fidelity f) { return f == Fidelity::ANALYTIC ? "analytic" : "flow"; }
 std::string to_string(NetworkModel m) {
@@ -282,7 +282,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
       throw ConfigError("/workload", has_profile ? "give either \"profile\" or \"synthetic\", not both"
                                                  : "missing workload: give \"profile\" (a profile file) or \"synthetic\"");
     if (has_profile) {
-      s.workload.profile_file = resolve_profile(w.required_string("profile"), base_dir);
+      s.workload.profile_file = resolve_beside(w.required_string("profile"), base_dir);
       s.workload.profile = models::load_profile_file(s.workload.profile_file, "/workload/profile");
     } else {
       ObjectReader syn = w.object("synthetic");
@@ -329,6 +329,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
       s.training.stragglers = read_stragglers(st, s.platform.workers);
       st.finish();
     }
+    read_compression_cost(t, s, base_dir);
     t.finish();
     s.training.sync_model = create_plugin<models::SyncModel>(s.training.sync, "/training/sync", "sync model");
     s.training.graph = s.training.sync_model->logical_graph(s.platform.workers, s.seed);  // ConfigError if N cannot form it
@@ -336,12 +337,14 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
         create_plugin<models::Collective>(s.training.collective, "/training/collective", "collective");
     s.training.compressor_model =
         create_plugin<models::Compressor>(s.training.compressor, "/training/compressor", "compressor");
-    const auto& coll = *s.training.collective_algorithm;
     if (s.training.sync_model->uses_servers() && s.platform.parameter_servers < 1)
       throw ConfigError("/platform/parameter_servers",
                         fmt::format("sync model \"{}\" with these params needs at least 1 parameter server, got 0",
                                     s.training.sync.name));
-    if (coll.operation() != "allreduce")
+    check_compression(s);  // may replace "auto" by the all-gather a gathering compressor needs
+    const auto& coll = *s.training.collective_algorithm;
+    const bool gathering = s.training.compressor_model->encode(1e6).aggregation == models::Aggregation::GATHER;
+    if (!gathering && coll.operation() != "allreduce")
       throw ConfigError("/training/collective/name",
                         fmt::format("\"{}\" is a {} algorithm; gradient aggregation needs an all-reduce",
                                     s.training.collective.name, coll.operation()));

@@ -11,6 +11,7 @@
 #include "models/compressor.hpp"
 #include "models/json_reader.hpp"
 #include "models/profile.hpp"
+#include "models/compression_cost.hpp"
 #include "models/sync_model.hpp"
 #include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
@@ -97,6 +98,14 @@ struct StragglerSpec {
   double factor(int rank, Rng& rng) const;
 };
 
+/// Encode/decode costs of the scenario's compressor ("training.compression_cost").
+struct CompressionCostSpec {
+  bool given = false;
+  std::string table_file;  // a cost table (resolved path), or empty for coefficients given inline
+  std::string device;      // the table's device, or "given in the scenario"
+  models::CompressorCost cost;
+};
+
 struct TrainingSpec {
   Plugin sync{"bsp"};
   Plugin collective{"ring"};
@@ -107,6 +116,8 @@ struct TrainingSpec {
   std::shared_ptr<const models::LogicalGraph> graph;  // the sync model's logical graph (decentralised models)
   std::shared_ptr<const models::Collective> collective_algorithm;
   std::shared_ptr<const models::Compressor> compressor_model;
+  CompressionCostSpec compression_cost;
+  bool collective_auto = false;  // "auto" resolved at load time (to the all-gather of a gathering compressor)
 };
 
 struct OutputSpec {
@@ -153,6 +164,15 @@ void apply_override(json& doc, const std::string& assignment);
 /// with a parameter-server sync model (`collective_given`: the scenario names one), idle
 /// parameter servers, MG-WFBP with parameter servers, tcp at analytic fidelity.
 void check_combination(const Scenario& s, bool collective_given);
+
+/// A file named in a scenario: relative to the scenario's folder when it exists there, else as given.
+std::string resolve_beside(const std::string& file, const std::string& base_dir);
+
+/// Reads "compression_cost" of the training section (sim/scenario_compression.cpp).
+void read_compression_cost(ObjectReader& training, Scenario& s, const std::string& base_dir);
+/// Checks the compressor against the sync model, the collective and its costs; under a
+/// gathering compressor "auto" becomes the all-gather (sim/scenario_compression.cpp).
+void check_compression(Scenario& s);
 
 /// Validates a scenario document. `base_dir` resolves relative profile paths.
 Scenario parse_scenario(const json& doc, const std::string& base_dir);

@@ -14,13 +14,6 @@ std::string call_cost_range_message(double call_s) {
 
 void check_combination(const Scenario& s, bool collective_given) {
   const auto& coll = *s.training.collective_algorithm;
-  // The compressors' wire formats are modelled (models/compressors/), but the trace replay does not
-  // apply them yet: running one would report dense numbers under a compressor's name.
-  if (s.training.compressor.name != "none")
-    throw ConfigError("/training/compressor/name",
-                      fmt::format("compressor \"{}\" is not applied by the trace replay yet (its wire format is "
-                                  "modelled: `ddlsim list` shows it); use \"none\"",
-                                  s.training.compressor.name));
   if (s.training.sync_model->uses_servers() && collective_given)
     throw ConfigError("/training/collective",
                       fmt::format("sync model \"{}\" aggregates through parameter servers and runs no collective; "

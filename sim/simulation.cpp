@@ -1,5 +1,6 @@
 #include "sim/simulation.hpp"
 
+#include "models/compressor.hpp"
 #include "platforms/s4u_emitter.hpp"
 #include "sim/analytic_network.hpp"
 #include "sim/collective_group.hpp"
@@ -49,6 +50,24 @@ platforms::LinkConfigurator link_traces(const NetworkSpec& net, const platforms:
 }
 
 }  // namespace
+
+std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const std::vector<models::Bucket>& buckets) {
+  std::vector<models::BucketCompression> out;
+  if (scenario.training.compressor.name == "none") return out;
+  const auto& comp = *scenario.training.compressor_model;
+  const auto& cost = scenario.training.compression_cost.cost;
+  const double workers = scenario.platform.workers;
+  for (const auto& b : buckets) {
+    const auto e = comp.encode(b.bytes);
+    const double n = b.bytes / models::DENSE_ELEMENT_BYTES;
+    const bool gathered = e.aggregation == models::Aggregation::GATHER;
+    // A gathered bucket is an all-gather of every worker's encoding, and each is decoded.
+    out.push_back(models::BucketCompression{gathered ? workers * e.wire_bytes : e.wire_bytes,
+                                            cost.encode.at(n, e.kept_elements),
+                                            (gathered ? workers : 1.0) * cost.decode.at(n, e.kept_elements)});
+  }
+  return out;
+}
 
 models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topo) {
   const auto& g = topo.graph;
@@ -116,9 +135,14 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   } else {
     ctx.plan.buckets = models::make_buckets(scenario.workload.profile, scenario.training.bucketing.bucket_bytes);
   }
-  if (scenario.training.sync_model->uses_collective())  // what "auto" runs, per bucket size
-    ctx.result.collective_choices =
-        collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, ctx.plan.buckets);
+  ctx.plan.compression = compress_buckets(scenario, ctx.plan.buckets);
+  ctx.result.compression = ctx.plan.compression;
+  for (const auto& b : ctx.plan.buckets) ctx.result.bucket_bytes.push_back(b.bytes);
+  if (scenario.training.sync_model->uses_collective()) {  // what "auto" runs, per bucket size (as sent)
+    auto sent = ctx.plan.buckets;
+    for (std::size_t b = 0; b < ctx.plan.compression.size(); ++b) sent[b].bytes = ctx.plan.compression[b].comm_bytes;
+    ctx.result.collective_choices = collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, sent);
+  }
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
                                          link_traces(scenario.network, scenario.platform.graph.graph),
                                          scenario.platform.routing, scenario.seed);

@@ -68,6 +68,8 @@ struct SimulationResult {
   int buckets = 0;
   std::vector<std::string> notes;  // how the run was carried out, where it is worth saying (printed on stderr)
   std::vector<CollectiveChoiceRecord> collective_choices;  // "auto": its pick per distinct bucket size
+  std::vector<double> bucket_bytes;                          // dense gradient bytes per bucket
+  std::vector<models::BucketCompression> compression;        // per bucket, under a compressor
 };
 
 /// Called when worker 0 finishes an iteration: (iterations done, iterations, simulated seconds).
@@ -77,6 +79,11 @@ using ProgressCallback = std::function<void(int, int, double)>;
 /// Throws std::runtime_error on a simulated deadlock.
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
                           const ProgressCallback& progress = {});
+
+/// Per bucket under the scenario's compressor: the bytes its collective carries (a gathering
+/// compressor's all-gather: every worker's wire bytes), encode and decode seconds (a gathered
+/// bucket decodes every worker's encoding). Empty without a compressor.
+std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const std::vector<models::Bucket>& buckets);
 
 /// The alpha (worst host-to-host path latency from worker 0) and beta (inverse
 /// of the slowest link's bandwidth) used by analytic fidelity; on a platform of

@@ -38,6 +38,7 @@ class Bsp final : public SyncModel {
   }
 
   [[nodiscard]] bool uses_servers() const override { return parameter_server_; }
+  [[nodiscard]] bool compresses_gradients() const override { return !parameter_server_; }
 
   void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {
     const double total = plan.profile->grad_bytes();

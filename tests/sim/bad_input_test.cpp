@@ -218,11 +218,3 @@ TEST_CASE("profile files: malformed JSON and bad fields name the file and the pa
                                         "/layers/0/forward_s: time must not be negative, got \"-1ms\"\n",
                                         tmp.file("neg.json")));
 }
-
-TEST_CASE("a compressor the replay does not apply yet is refused, never run as dense") {
-  json doc = good();
-  doc["training"]["compressor"] = {{"name", "topk"}, {"params", {{"ratio", 0.01}}}};
-  CHECK(run_bad_doc(doc) ==
-        "ddlsim: error: /training/compressor/name: compressor \"topk\" is not applied by the trace replay yet (its wire "
-        "format is modelled: `ddlsim list` shows it); use \"none\"\n");
-}

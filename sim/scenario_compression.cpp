@@ -1,0 +1,108 @@
+// ddlsim: the scenario's compressor -- its encode/decode costs, and what it can be used with.
+#include "models/compressor.hpp"
+#include "sim/scenario.hpp"
+
+#include <fmt/format.h>
+
+namespace ddlsim::sim {
+namespace {
+
+constexpr const char* TABLES = "scenarios/compressor_costs/cpu_this_machine.json (measured on this project's "
+                               "development CPU) or v100_gravac.json (published V100 numbers: topk, dgc, randomk)";
+
+models::CostTerms read_terms(ObjectReader r) {
+  models::CostTerms t;
+  t.fixed_s = r.time_s("fixed_s", 0);
+  t.per_element_s = r.time_s("per_element_s", 0);
+  t.n_log_k_s = r.time_s("n_log_k_s", 0);
+  r.finish();
+  return t;
+}
+
+}  // namespace
+
+void read_compression_cost(ObjectReader& training, Scenario& s, const std::string& base_dir) {
+  if (!training.has("compression_cost")) return;
+  ObjectReader c = training.object("compression_cost");
+  auto& spec = s.training.compression_cost;
+  spec.given = true;
+  if (c.has("table")) {
+    if (c.has("encode") || c.has("decode"))
+      throw ConfigError(c.path_of("table"), "give a \"table\" or \"encode\" and \"decode\" coefficients, not both");
+    spec.table_file = resolve_beside(c.required_string("table"), base_dir);
+  } else {
+    spec.cost.encode = read_terms(c.object("encode"));
+    spec.cost.decode = read_terms(c.object("decode"));
+    spec.device = "given in the scenario";
+  }
+  c.finish();
+}
+
+void check_compression(Scenario& s) {
+  const auto& name = s.training.compressor.name;
+  auto& spec = s.training.compression_cost;
+  if (name == "none") {
+    if (spec.given)
+      throw ConfigError("/training/compression_cost", "only with a compressor (\"compressor\": {\"name\": ...})");
+    return;
+  }
+  const auto& sync = *s.training.sync_model;
+  if (!sync.compresses_gradients())
+    throw ConfigError("/training/compressor/name",
+                      fmt::format("sync model \"{}\" does not compress what it sends yet; compressors apply to the "
+                                  "gradient buckets of \"bsp\" with \"aggregation\": \"allreduce\"",
+                                  s.training.sync.name));
+  if (s.training.bucketing.policy == BucketingPolicy::MGWFBP)
+    throw ConfigError("/training/bucketing/policy",
+                      "\"mgwfbp\" merges buckets by the cost of dense all-reduces; with a compressor use \"policy\": "
+                      "\"size\"");
+  if (!spec.given)
+    throw ConfigError("/training/compression_cost",
+                      fmt::format("compressor \"{}\" needs its encode and decode costs: {{\"table\": FILE}} with {}, "
+                                  "or {{\"encode\": {{\"fixed_s\", \"per_element_s\", \"n_log_k_s\"}}, \"decode\": {{...}}}}",
+                                  name, TABLES));
+  if (!spec.table_file.empty()) {
+    const auto table = models::CompressionCostTable::load(spec.table_file, "/training/compression_cost/table");
+    const auto* cost = table.find(name);
+    if (cost == nullptr)
+      throw ConfigError("/training/compression_cost/table",
+                        fmt::format("cost table \"{}\" has no costs for compressor \"{}\"; it has: {}", spec.table_file,
+                                    name, join_names(table.names())));
+    spec.cost = *cost;
+    spec.device = table.device;
+  }
+  // What the compressed buckets can be aggregated with.
+  const auto aggregation = s.training.compressor_model->encode(1e6).aggregation;
+  const auto& coll = *s.training.collective_algorithm;
+  if (aggregation == models::Aggregation::ARTOPK)
+    throw ConfigError("/training/compressor/name",
+                      "\"artopk\" needs the AR-Topk collectives (index broadcast + value all-reduce), which the trace "
+                      "replay does not run yet; its wire format is modelled");
+  if (aggregation == models::Aggregation::GATHER) {
+    const auto gathers = [](const models::Collective& c) { return c.operation() == "allgather" && !c.uses_servers(); };
+    std::vector<std::string> valid;
+    for (const auto& n : models::CollectiveRegistry::instance().names())
+      if (n != "auto" && gathers(*models::CollectiveRegistry::instance().create(n, json::object(), "", "", "collective")))
+        valid.push_back(n);
+    if (s.training.collective.name == "auto") {
+      // The cheapest valid all-gather; there is one today.
+      s.training.collective = Plugin{valid.front(), json::object()};
+      s.training.collective_algorithm = models::CollectiveRegistry::instance().create(
+          valid.front(), json::object(), "/training/collective/name", "/training/collective/params", "collective");
+      s.training.collective_auto = true;
+    } else if (!gathers(coll)) {
+      throw ConfigError("/training/collective/name",
+                        fmt::format("compressor \"{}\" sends every worker's own encoding ({}), which cannot be summed "
+                                    "in transit; \"{}\" is an {} algorithm: use an all-gather ({}) or \"auto\"",
+                                    name, s.training.compressor_model->index_encoding(), s.training.collective.name,
+                                    coll.operation(), join_names(valid)));
+    }
+  } else if (coll.operation() != "allreduce") {
+    throw ConfigError("/training/collective/name",
+                      fmt::format("compressor \"{}\" is summed in transit: use an all-reduce algorithm, not the {} "
+                                  "algorithm \"{}\"",
+                                  name, coll.operation(), s.training.collective.name));
+  }
+}
+
+}  // namespace ddlsim::sim

@@ -1,0 +1,129 @@
+// Compressors in the trace replay: what goes on the wire and what it costs, derived
+// here from the collectives' closed forms on an uncontended star.
+#include "tests/sim/cli.hpp"
+
+#include <cmath>
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+using ddlsim::test::TempDir;
+using nlohmann::json;
+
+namespace {
+
+constexpr int N = 4, LAYERS = 4;
+constexpr double LAT = 1e-6, ALPHA = 2 * LAT, BW = 10e9 / 8, BUCKET = 25e6, BWD = 2e-3, FWD = 1e-3;
+constexpr double ENC = 1e-10, DEC = 2e-10;  // s per dense element (given in the scenario)
+
+json scenario(const std::string& compressor, const std::string& collective, const json& params = json::object()) {
+  json training = {{"sync", {{"name", "bsp"}}},
+                   {"collective", {{"name", collective}}},
+                   {"bucketing", {{"bucket_bytes", "25MB"}, {"overlap", false}}}};
+  if (compressor != "none") {
+    training["compressor"] = {{"name", compressor}, {"params", params}};
+    training["compression_cost"] = {{"encode", {{"per_element_s", ENC}}}, {"decode", {{"per_element_s", DEC}}}};
+  }
+  return json{{"name", "c"},
+              {"platform", {{"topology", "star"}, {"workers", N}, {"link", {{"bandwidth", "10Gbps"}, {"latency", "1us"}}}}},
+              {"network", {{"fidelity", "flow"}, {"collective_granularity", "pipelined"}, {"collective_call_cost", "0s"}}},
+              {"workload", {{"synthetic", {{"layers", LAYERS}, {"forward_s", "1ms"}, {"backward_s", "2ms"}, {"grad_bytes", "25MB"}}},
+                            {"iterations", 2}}},
+              {"training", training},
+              {"output", {{"timeline", true}}}};
+}
+
+struct Run {
+  json summary, timeline;
+};
+
+Run run(const TempDir& tmp, const std::string& name, const json& s) {
+  const auto file = tmp.write(name + ".json", s.dump());
+  auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", file, tmp.file(name)));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  return Run{json::parse(ddlsim::test::slurp(tmp.path() / name / "summary.json")),
+             json::parse(ddlsim::test::slurp(tmp.path() / name / "timeline.json"))};
+}
+
+double ring(double bytes) { return 2.0 * (N - 1) * ALPHA + 2.0 * (N - 1) / N * bytes / BW; }
+
+std::string refused(const json& s) {
+  TempDir tmp;
+  auto r = ddlsim::test::ddlsim(fmt::format("validate {}", tmp.write("s.json", s.dump())));
+  CHECK(r.exit_code == 2);
+  return r.err;
+}
+
+}  // namespace
+
+TEST_CASE("fp16 halves the all-reduce's bytes and time, and its casts run on the compute stream") {
+  TempDir tmp;
+  const auto dense = run(tmp, "dense", scenario("none", "ring"));
+  const auto half = run(tmp, "half", scenario("fp16", "ring"));
+  CHECK(half.summary["comm_bytes_per_iteration"].get<double>() ==
+        doctest::Approx(dense.summary["comm_bytes_per_iteration"].get<double>() / 2).epsilon(1e-12));
+  // Without overlap: backward, then bucket by bucket: encode, all-reduce (the next encode runs
+  // under it), then every decode. Encode and decode cost per_element_s * (25 MB / 4) each.
+  const double n = BUCKET / 4, compute = LAYERS * (FWD + BWD);
+  CHECK(dense.summary["iteration_time_s"].get<double>() == doctest::Approx(compute + LAYERS * ring(BUCKET)).epsilon(1e-9));
+  CHECK(half.summary["iteration_time_s"].get<double>() ==
+        doctest::Approx(compute + ENC * n + LAYERS * ring(BUCKET / 2) + LAYERS * DEC * n).epsilon(1e-9));
+  CHECK(half.summary["compression"]["compression_ratio"].get<double>() == 0.5);
+  CHECK(half.summary["compression"]["encode_time_per_iteration_s"].get<double>() == doctest::Approx(LAYERS * ENC * n));
+  int encodes = 0, decodes = 0;
+  for (const auto& e : half.timeline["traceEvents"]) {
+    if (!e.contains("cat")) continue;
+    if (e["cat"] == "encode") {
+      ++encodes;
+      CHECK(e["tid"] == 0);
+      CHECK(e["dur"].get<double>() == doctest::Approx(ENC * n * 1e6));
+    }
+    if (e["cat"] == "decode") ++decodes;
+  }
+  CHECK(encodes == N * 2 * LAYERS);  // timeline: 4 workers (all shown), 2 iterations, 4 buckets
+  CHECK(decodes == encodes);
+}
+
+TEST_CASE("top-k runs as an all-gather of every worker's values and indices") {
+  TempDir tmp;
+  const auto r = run(tmp, "topk", scenario("topk", "ring_allgather", {{"ratio", 0.01}}));
+  const double n = BUCKET / 4, k = 0.01 * n, wire = 8 * k;
+  // All-gather of N encodings of `wire` bytes: (N-1) alpha + (N-1) wire beta; decode all N.
+  const double gather = (N - 1) * ALPHA + (N - 1) * wire / BW;
+  const double expected = LAYERS * (FWD + BWD) + ENC * n + (LAYERS - 1) * std::max(gather, ENC * n) + gather +
+                          LAYERS * N * DEC * n;
+  CHECK(r.summary["iteration_time_s"].get<double>() == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(r.summary["comm_bytes_per_iteration"].get<double>() == doctest::Approx(N * LAYERS * (N - 1) * wire).epsilon(1e-12));
+  CHECK(r.summary["compression"]["wire_bytes_per_worker_iteration"].get<double>() == LAYERS * wire);
+  CHECK(r.summary["compression"]["aggregation"] == "gather");
+  CHECK(r.summary["compression"]["error_feedback_memory_bytes"].get<double>() == LAYERS * BUCKET);
+  // "auto" takes the all-gather.
+  const auto a = run(tmp, "auto", scenario("topk", "auto", {{"ratio", 0.01}}));
+  CHECK(a.summary["collective"] == "ring_allgather");
+  CHECK(a.summary["collective_requested"] == "auto");
+  CHECK(a.summary["iteration_time_s"] == r.summary["iteration_time_s"]);
+}
+
+TEST_CASE("compressors refuse what they cannot be used with, naming the alternatives") {
+  CHECK(refused(scenario("topk", "ring")) ==
+        "ddlsim: error: /training/collective/name: compressor \"topk\" sends every worker's own encoding (int32 index + "
+        "fp32 value per kept element), which cannot be summed in transit; \"ring\" is an allreduce algorithm: use an "
+        "all-gather (ring_allgather) or \"auto\"\n");
+  CHECK(refused(scenario("fp16", "ring_allgather")) ==
+        "ddlsim: error: /training/collective/name: compressor \"fp16\" is summed in transit: use an all-reduce "
+        "algorithm, not the allgather algorithm \"ring_allgather\"\n");
+  json no_cost = scenario("fp16", "ring");
+  no_cost["training"].erase("compression_cost");
+  CHECK(refused(no_cost).rfind("ddlsim: error: /training/compression_cost: compressor \"fp16\" needs its encode and "
+                               "decode costs: ",
+                               0) == 0);
+  json ps = scenario("fp16", "ring");
+  ps["training"]["sync"] = {{"name", "asp"}};
+  ps["training"].erase("collective");
+  ps["platform"]["parameter_servers"] = 1;
+  CHECK(refused(ps) == "ddlsim: error: /training/compressor/name: sync model \"asp\" does not compress what it sends "
+                       "yet; compressors apply to the gradient buckets of \"bsp\" with \"aggregation\": \"allreduce\"\n");
+  json table = scenario("powersgd", "ring");
+  table["training"]["compression_cost"] = {{"table", std::string(DDLSIM_SOURCE_DIR) + "/scenarios/compressor_costs/v100_gravac.json"}};
+  CHECK(refused(table).find("has no costs for compressor \"powersgd\"; it has: dgc, randomk, redsync, topk") !=
+        std::string::npos);
+}
