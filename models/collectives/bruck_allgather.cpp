@@ -47,7 +47,8 @@ class BruckAllgather final : public Collective {
     std::vector<RankStep> steps;
     for (int distance = 1; distance < n; distance *= 2) {
       const double moved = std::min(distance, n - distance) * block;
-      steps.push_back(RankStep{{send_to((rank - distance + n) % n, moved), recv_from((rank + distance) % n, moved)}, 1});
+      steps.push_back(
+          RankStep{{send_to((rank - distance + n) % n, moved), recv_from((rank + distance) % n, moved)}, 1});
     }
     return steps;
   }

@@ -61,10 +61,11 @@ TEST_CASE("artopk: closed forms of the seed, L = ceil(log2 N)") {
   const AlphaBeta ab{a, b};
   // Hand values: N = 8 (L = 3): ring 17 a + 4.75 M b, tree 9 (a + M b);
   // N = 5 (L = 3, not a power of two): ring 11 a + 4.6 M b, tree 9 (a + M b).
-  CHECK(make("artopk_ring")->analytic_time_s(CollectiveGroup{8, 0}, mc, ab) == doctest::Approx(17e-6 + 4.75e-3).epsilon(1e-12));
-  CHECK(make("artopk_tree")->analytic_time_s(CollectiveGroup{8, 0}, mc, ab) == doctest::Approx(9 * (1e-6 + 1e-3)).epsilon(1e-12));
-  CHECK(make("artopk_ring")->analytic_time_s(CollectiveGroup{5, 0}, mc, ab) == doctest::Approx(11e-6 + 4.6e-3).epsilon(1e-12));
-  CHECK(make("artopk_tree")->analytic_time_s(CollectiveGroup{5, 0}, mc, ab) == doctest::Approx(9 * (1e-6 + 1e-3)).epsilon(1e-12));
+  const auto at = [&](const char* name, int n) { return make(name)->analytic_time_s(CollectiveGroup{n, 0}, mc, ab); };
+  CHECK(at("artopk_ring", 8) == doctest::Approx(17e-6 + 4.75e-3).epsilon(1e-12));
+  CHECK(at("artopk_tree", 8) == doctest::Approx(9 * (1e-6 + 1e-3)).epsilon(1e-12));
+  CHECK(at("artopk_ring", 5) == doctest::Approx(11e-6 + 4.6e-3).epsilon(1e-12));
+  CHECK(at("artopk_tree", 5) == doctest::Approx(9 * (1e-6 + 1e-3)).epsilon(1e-12));
   CHECK(make("artopk_ring")->analytic_time_s(CollectiveGroup{1, 0}, mc, ab) == 0.0);
   CHECK(make("artopk_tree")->analytic_time_s(CollectiveGroup{1, 0}, mc, ab) == 0.0);
   for (int n : SIZES) {
@@ -153,6 +154,18 @@ TEST_CASE("artopk: the seed's inequalities are the closed forms' comparisons") {
   CHECK(artopk_coefficients(2).ring_over_allgather == doctest::Approx(0.0));
   CHECK(choose_artopk(2, 1e-6, 1e-9, 1e9).fastest == ArtopkCollective::ALLGATHER);
   CHECK_THROWS_AS(artopk_coefficients(1), std::invalid_argument);
+  // The tree wins somewhere iff its all-gather coefficient exceeds the ring's over it:
+  // never for N <= 7 nor N = 9 (L jumps to 4), for N = 8 and every N >= 10 here.
+  for (int n = 2; n <= 40; ++n) {
+    CAPTURE(n);
+    const ArtopkCoefficients c = artopk_coefficients(n);
+    bool tree_wins_somewhere = false;
+    for (double mc = 1; mc < 1e9; mc *= 1.01)
+      tree_wins_somewhere =
+          tree_wins_somewhere || choose_artopk(n, 1e-5, 1e-9, mc).fastest == ArtopkCollective::ARTOPK_TREE;
+    CHECK(tree_wins_somewhere == (c.tree_over_allgather > c.ring_over_tree));
+    CHECK(tree_wins_somewhere == (n == 8 || n >= 10));
+  }
 }
 
 TEST_CASE("artopk: the choice on both sides of each crossover, in M_c and in alpha") {

@@ -34,8 +34,9 @@ struct Simulated {
 
 Simulated simulate(const Point& p, const std::string& extra = "") {
   const std::string link = fmt::format("-b {}Gbps -l {}us", p.bandwidth_gbps, p.latency_us);
-  auto ar = ddlsim::test::collectives_csv(fmt::format("--call-cost 0 -n {} -m {} {} --algorithms artopk_ring,artopk_tree {}",
-                                                      p.n, p.mc_bytes, link, extra));
+  auto ar = ddlsim::test::collectives_csv(
+      fmt::format("--call-cost 0 -n {} -m {} {} --algorithms artopk_ring,artopk_tree {}", p.n, p.mc_bytes, link,
+                  extra));
   auto ag = ddlsim::test::collectives_csv(
       fmt::format("--call-cost 0 -n {} -m {} {} --algorithms bruck_allgather", p.n, 2.0 * p.n * p.mc_bytes, link));
   CHECK(ar["artopk_ring"].operation == "artopk");
@@ -77,8 +78,9 @@ TEST_CASE("artopk: simulated = the seed's closed forms on the star, N powers of 
   }
   // Any root, pipelined too.
   const double a = 10e-6, b = 8e-10, mc = 65536;
-  const Simulated rooted = simulate(Point{7, mc, 10, 5}, "--granularity pipelined --params "
-                                                        "'{\"artopk_ring\": {\"root\": 5}, \"artopk_tree\": {\"root\": 6}}'");
+  const Simulated rooted =
+      simulate(Point{7, mc, 10, 5},
+               "--granularity pipelined --params '{\"artopk_ring\": {\"root\": 5}, \"artopk_tree\": {\"root\": 6}}'");
   CHECK(rooted.ring_s == doctest::Approx(a * (12 + 3) + mc * b * (12.0 / 7 + 3)).epsilon(1e-6));
   CHECK(rooted.tree_s == doctest::Approx(9 * (a + mc * b)).epsilon(1e-6));
 }
