@@ -17,9 +17,6 @@ namespace ddlsim::models {
 namespace {
 
 using detail::ceil_log2;
-using detail::floor_log2;
-using detail::recv_from;
-using detail::send_to;
 
 class BinomialBroadcast final : public Collective {
  public:
@@ -32,18 +29,8 @@ class BinomialBroadcast final : public Collective {
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
                                                     double bytes) const override {
-    const int n = group.workers;
-    if (n <= 1 || rank < 0 || rank >= n) return {};
-    const int rounds = ceil_log2(n);
     std::vector<RankStep> steps;
-    int first_round = 0;
-    if (rank > 0) {
-      const int h = floor_log2(rank);
-      steps.push_back(RankStep{{recv_from(rank - (1 << h), bytes)}, 1});
-      first_round = h + 1;
-    }
-    for (int k = first_round; k < rounds; ++k)
-      if (rank + (1 << k) < n) steps.push_back(RankStep{{send_to(rank + (1 << k), bytes)}, 1});
+    detail::append_binomial_broadcast(rank, group.workers, 0, bytes, steps);
     return steps;
   }
 };

@@ -19,6 +19,7 @@
 // "Optimization of collective communication operations in MPICH", IJHPCA 2005;
 // the table of seed 002 (Tyagi & Swany 2023).
 #include "models/collective.hpp"
+#include "models/collectives/schedule_util.hpp"
 
 namespace ddlsim::models {
 namespace {
@@ -39,13 +40,7 @@ class RingAllreduce final : public Collective {
                                                     double bytes) const override {
     const int n = group.workers;
     std::vector<RankStep> steps;
-    if (n <= 1) return steps;
-    const double chunk = bytes / n / segments_;
-    const int right = (rank + 1) % n;
-    const int left = (rank + n - 1) % n;
-    steps.reserve(static_cast<std::size_t>(2 * (n - 1) * segments_));
-    for (int s = 0; s < 2 * (n - 1) * segments_; ++s)
-      steps.push_back(RankStep{{RankOp{RankOp::Kind::SEND, right, chunk}, RankOp{RankOp::Kind::RECV, left, chunk}}, 1});
+    detail::append_ring_allreduce(rank, n, bytes, segments_, steps);
     return steps;
   }
 

@@ -1,7 +1,10 @@
 // ddlsim: helpers shared by the collective algorithms in models/collectives/.
 //
 // send_to / recv_from build RankOps; floor_log2 / ceil_log2 are the integer
-// logarithms the closed forms use; PlanCache memoises plans per group size.
+// logarithms the closed forms use; append_binomial_broadcast / _reduce and
+// append_ring_allreduce are the schedule builders that composite algorithms
+// (AR-Topk) share with binomial_broadcast and ring; PlanCache memoises plans
+// per group size.
 //
 // PortPlan is the single-ported tick schedule used by the double binary tree
 // and MultiTree: every rank sends at most one and receives at most one message
@@ -26,6 +29,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -47,6 +51,60 @@ inline int ceil_log2(std::int64_t n) {
   int k = 0;
   while ((std::int64_t{1} << k) < n) ++k;
   return k;
+}
+
+/// The worker count of an AR-Topk group (artopk_ring.cpp, artopk_tree.cpp), refusing a
+/// root that is not one of its workers (std::invalid_argument naming `algorithm`).
+inline int artopk_group_size(const char* algorithm, const CollectiveGroup& group, int root) {
+  if (root < 0 || (group.workers >= 1 && root >= group.workers))
+    throw std::invalid_argument(std::string(algorithm) + ": root " + std::to_string(root) +
+                                " is not a worker rank (the group has " + std::to_string(group.workers) + " workers)");
+  return group.workers;
+}
+
+/// Appends rank `rank`'s steps of a binomial-tree broadcast of `bytes` from `root` among
+/// n ranks (binomial_broadcast.cpp derives its cost: ceil(log2 n) (alpha + bytes beta) on the
+/// reference star). Ranks are relabelled v = (rank - root) mod n, so the tree of root 0 serves
+/// every root. Round k = 0..L-1: every v < 2^k with v + 2^k < n sends to v + 2^k; v > 0
+/// receives once, in round floor(log2 v), from v - 2^floor(log2 v), and sends in later rounds.
+inline void append_binomial_broadcast(int rank, int n, int root, double bytes, std::vector<RankStep>& steps) {
+  if (n <= 1 || rank < 0 || rank >= n) return;
+  const int v = (rank - root % n + n) % n;
+  const auto real = [n, root](int virtual_rank) { return (virtual_rank + root) % n; };
+  const int rounds = ceil_log2(n);
+  int first_round = 0;
+  if (v > 0) {
+    const int h = floor_log2(v);
+    steps.push_back(RankStep{{recv_from(real(v - (1 << h)), bytes)}, 1});
+    first_round = h + 1;
+  }
+  for (int k = first_round; k < rounds; ++k)
+    if (v + (1 << k) < n) steps.push_back(RankStep{{send_to(real(v + (1 << k)), bytes)}, 1});
+}
+
+/// Appends rank `rank`'s steps of a binomial-tree reduce of `bytes` to `root`: the broadcast
+/// above run backwards in time, every send a receive and every receive a send. A rank receives
+/// from its children one at a time (largest subtree first) and then sends to its parent, so
+/// every NIC direction carries one flow at a time and, on the reference star, the reversed
+/// round structure gives ceil(log2 n) (alpha + bytes beta): the root's L receives are a chain.
+inline void append_binomial_reduce(int rank, int n, int root, double bytes, std::vector<RankStep>& steps) {
+  std::vector<RankStep> forward;
+  append_binomial_broadcast(rank, n, root, bytes, forward);
+  for (auto it = forward.rbegin(); it != forward.rend(); ++it) {
+    RankStep step = *it;
+    for (RankOp& op : step.ops) op.kind = op.kind == RankOp::Kind::SEND ? RankOp::Kind::RECV : RankOp::Kind::SEND;
+    steps.push_back(std::move(step));
+  }
+}
+
+/// Appends rank `rank`'s steps of a ring all-reduce of `bytes` (ring.cpp derives its cost):
+/// 2 (n-1) segments steps, each sending one chunk of bytes / (n segments) to rank + 1 and
+/// receiving one from rank - 1, both at once.
+inline void append_ring_allreduce(int rank, int n, double bytes, int segments, std::vector<RankStep>& steps) {
+  if (n <= 1 || rank < 0 || rank >= n) return;
+  const double chunk = bytes / n / segments;
+  const RankStep step{{send_to((rank + 1) % n, chunk), recv_from((rank + n - 1) % n, chunk)}, 1};
+  steps.insert(steps.end(), static_cast<std::size_t>(2 * (n - 1) * segments), step);
 }
 
 /// One pass around the ring (all-gather or reduce-scatter): N-1 steps in which

@@ -319,7 +319,8 @@ void check_all_sizes(const std::string& label, const json& params, const std::ve
   }
 }
 
-const std::vector<std::string> EXPECTED{"auto",          "binomial_broadcast", "direct",         "double_binary_tree",
+const std::vector<std::string> EXPECTED{"artopk_ring",   "artopk_tree",        "bruck_allgather",
+                                        "auto",          "binomial_broadcast", "direct",         "double_binary_tree",
                                         "halving_doubling", "hierarchical",    "master_worker",  "multitree",
                                         "ps",            "recursive_doubling", "ring",           "ring_allgather",
                                         "ring_reduce_scatter", "torus2d",      "tree"};
@@ -338,6 +339,9 @@ TEST_CASE("collectives: every algorithm is registered with a description") {
   CHECK(make("ring_allgather")->operation() == "allgather");
   CHECK(make("ring_reduce_scatter")->operation() == "reduce_scatter");
   CHECK(make("binomial_broadcast")->operation() == "broadcast");
+  CHECK(make("bruck_allgather")->operation() == "allgather");
+  CHECK(make("artopk_ring")->operation() == "artopk");  // never a dense gradient's all-reduce
+  CHECK(make("artopk_tree")->operation() == "artopk");
   CHECK(make("ps")->uses_servers());
   for (const char* name : {"auto", "direct", "double_binary_tree", "halving_doubling", "hierarchical", "master_worker",
                            "multitree", "recursive_doubling", "ring", "torus2d", "tree"}) {
@@ -383,9 +387,9 @@ TEST_CASE("collectives: parameter errors name the JSON path") {
                        ConfigError);
   CHECK_THROWS_WITH_AS(registry.create("treee", json::object(), "/training/collective/name",
                                        "/training/collective/params", "collective"),
-                       "/training/collective/name: unknown collective \"treee\"; valid names are: auto, "
-                       "binomial_broadcast, direct, double_binary_tree, halving_doubling, hierarchical, master_worker, "
-                       "multitree, ps, recursive_doubling, ring, ring_allgather, ring_reduce_scatter, torus2d, tree",
+                       "/training/collective/name: unknown collective \"treee\"; valid names are: artopk_ring, "
+                       "artopk_tree, auto, binomial_broadcast, bruck_allgather, direct, double_binary_tree, halving_doubling, "
+                       "hierarchical, master_worker, multitree, ps, recursive_doubling, ring, ring_allgather, ring_reduce_scatter, torus2d, tree",
                        ConfigError);
   // Group-dependent problems surface when the collective is used.
   CHECK_THROWS_WITH_AS(make("torus2d", json{{"rows", 3}})->analytic_time_s(CollectiveGroup{8, 0}, 1, AlphaBeta{1, 1}),
@@ -419,6 +423,11 @@ TEST_CASE("collectives: parameter variants match and equal their closed forms") 
   check_all_sizes("recursive_doubling", json::object(), irregular);
   check_all_sizes("halving_doubling", json::object(), irregular);
   check_all_sizes("binomial_broadcast", json::object(), irregular);
+  check_all_sizes("bruck_allgather", json::object(), irregular);
+  for (const char* name : {"artopk_ring", "artopk_tree"}) {
+    check_all_sizes(name, json::object(), irregular);
+    check_all_sizes(name, json{{"root", 1}}, {2, 3, 5, 6, 7, 12});
+  }
   check_all_sizes("ps", json::object(), {5, 6, 12});
   check_all_sizes("auto", json{{"candidates", json::array({"ring", "tree", "recursive_doubling", "halving_doubling"})}});
 }

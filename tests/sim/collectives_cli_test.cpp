@@ -283,7 +283,7 @@ TEST_CASE("--params: per-algorithm parameters, validated with the scenarios' mes
                 "--params/torus2d: \"torus2d\" cannot run here: torus2d: rows = 3 does not divide the group size 8");
   auto unknown = collectives("-n 8 --params '{\"rign\": {}}'");
   CHECK(unknown.exit_code == 2);
-  CHECK(unknown.err.rfind("ddlsim: error: --params/rign: unknown collective \"rign\"; valid names are: auto, ", 0) == 0);
+  CHECK(unknown.err.rfind("ddlsim: error: --params/rign: unknown collective \"rign\"; valid names are: artopk_ring, ", 0) == 0);
 }
 
 TEST_CASE("--model: tcp, and calibrated with its latency and bandwidth factors") {
