@@ -277,7 +277,6 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
     j["collective_choices"] = choices;
   }
   if (sc.training.compressor.name != "none") j["compression"] = compression_json(sc, result);
-  if (sc.training.collective_auto) j["collective_requested"] = "auto";
   if (s.staleness.count > 0) j["staleness"] = to_json(s.staleness, "updates");
   if (s.neighbour_staleness.count > 0) j["neighbour_staleness"] = to_json(s.neighbour_staleness, "iterations");
   return j;

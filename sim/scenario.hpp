@@ -117,7 +117,6 @@ struct TrainingSpec {
   std::shared_ptr<const models::Collective> collective_algorithm;
   std::shared_ptr<const models::Compressor> compressor_model;
   CompressionCostSpec compression_cost;
-  bool collective_auto = false;  // "auto" resolved at load time (to the all-gather of a gathering compressor)
 };
 
 struct OutputSpec {

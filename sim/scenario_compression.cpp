@@ -3,12 +3,55 @@
 #include "sim/scenario.hpp"
 
 #include <fmt/format.h>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
 
 namespace ddlsim::sim {
 namespace {
 
 constexpr const char* TABLES = "scenarios/compressor_costs/cpu_this_machine.json (measured on this project's "
                                "development CPU) or v100_gravac.json (published V100 numbers: topk, dgc, randomk)";
+
+/// "auto" under a gathering compressor: per call, the all-gather with the smallest closed form.
+class CheapestAllgather final : public models::Collective {
+ public:
+  explicit CheapestAllgather(std::vector<std::pair<std::string, std::unique_ptr<models::Collective>>> candidates)
+      : candidates_(std::move(candidates)) {}
+  [[nodiscard]] std::string operation() const override { return "allgather"; }
+  [[nodiscard]] double analytic_time_s(const models::CollectiveGroup& g, double bytes,
+                                       const models::AlphaBeta& ab) const override {
+    return best(g, bytes, ab).second->analytic_time_s(g, bytes, ab);
+  }
+  [[nodiscard]] std::vector<models::RankStep> rank_schedule(int rank, const models::CollectiveGroup& g,
+                                                            double bytes) const override {
+    return candidates_.front().second->rank_schedule(rank, g, bytes);  // never run: resolve() picks first
+  }
+  [[nodiscard]] const models::Collective& resolve(const models::CollectiveGroup& g, double bytes,
+                                                  const models::AlphaBeta& ab) const override {
+    return *best(g, bytes, ab).second;
+  }
+  [[nodiscard]] std::string resolved_name(const models::CollectiveGroup& g, double bytes,
+                                          const models::AlphaBeta& ab) const override {
+    return best(g, bytes, ab).first;
+  }
+  [[nodiscard]] std::optional<models::CollectiveChoice> choice(const models::CollectiveGroup& g, double bytes,
+                                                               const models::AlphaBeta& ab) const override {
+    const auto& b = best(g, bytes, ab);
+    return models::CollectiveChoice{b.first, b.second->analytic_time_s(g, bytes, ab), "closed form (all-gathers)"};
+  }
+
+ private:
+  [[nodiscard]] const std::pair<std::string, std::unique_ptr<models::Collective>>& best(
+      const models::CollectiveGroup& g, double bytes, const models::AlphaBeta& ab) const {
+    const auto* out = &candidates_.front();
+    for (const auto& c : candidates_)
+      if (c.second->analytic_time_s(g, bytes, ab) < out->second->analytic_time_s(g, bytes, ab)) out = &c;
+    return *out;
+  }
+  std::vector<std::pair<std::string, std::unique_ptr<models::Collective>>> candidates_;
+};
 
 models::CostTerms read_terms(ObjectReader r) {
   models::CostTerms t;
@@ -85,11 +128,11 @@ void check_compression(Scenario& s) {
       if (n != "auto" && gathers(*models::CollectiveRegistry::instance().create(n, json::object(), "", "", "collective")))
         valid.push_back(n);
     if (s.training.collective.name == "auto") {
-      // The cheapest valid all-gather; there is one today.
-      s.training.collective = Plugin{valid.front(), json::object()};
-      s.training.collective_algorithm = models::CollectiveRegistry::instance().create(
-          valid.front(), json::object(), "/training/collective/name", "/training/collective/params", "collective");
-      s.training.collective_auto = true;
+      // Per call, the all-gather with the smallest closed form (summary.json: collective_choices).
+      std::vector<std::pair<std::string, std::unique_ptr<models::Collective>>> candidates;
+      for (const auto& n : valid)
+        candidates.emplace_back(n, models::CollectiveRegistry::instance().create(n, json::object(), "", "", "collective"));
+      s.training.collective_algorithm = std::make_shared<CheapestAllgather>(std::move(candidates));
     } else if (!gathers(coll)) {
       throw ConfigError("/training/collective/name",
                         fmt::format("compressor \"{}\" sends every worker's own encoding ({}), which cannot be summed "
