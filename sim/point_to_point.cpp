@@ -125,6 +125,7 @@ void PointToPoint::wait_outstanding() {
 void PointToPoint::drain() { take_arrived_puts(); }
 
 double PointToPoint::busy_s(double start, double end) {
+  if (done_.empty() && pending_.empty()) return 0;  // most models: no point-to-point at all
   auto spans = std::move(done_);
   done_.clear();
   for (const auto& [handle, p] : pending_) spans.emplace_back(p.posted_s, end);  // still in flight

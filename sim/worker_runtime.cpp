@@ -66,7 +66,7 @@ class SimRuntime final : public models::Runtime {
     IterationRecord rec;
     rec.start_s = rec.end_s = sg4::Engine::get_clock();
     rec.arrivals.assign(ctx_.plan.buckets.size(), -1.0);
-    rec.held.assign(ctx_.plan.buckets.size(), 0.0);
+    if (uses_servers_) rec.held.assign(ctx_.plan.buckets.size(), 0.0);
     record().iterations.push_back(std::move(rec));
   }
 
@@ -185,6 +185,7 @@ class SimRuntime final : public models::Runtime {
   double factor_ = 1.0;
   double debt_ = 0;
   PointToPoint p2p_;
+  bool uses_servers_ = ctx_.scenario->training.sync_model->uses_servers();  // pulls can be held (ssp)
 };
 
 }  // namespace
