@@ -19,6 +19,7 @@
 
 #include "models/registry.hpp"
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -51,6 +52,9 @@ class Compressor {
   [[nodiscard]] virtual double state_buffers() const { return error_feedback() ? 1.0 : 0.0; }
   /// How the index set is encoded on the wire, one line (for the summary and docs).
   [[nodiscard]] virtual std::string index_encoding() const { return "none (dense)"; }
+  /// The worker whose selection the others follow in `iteration` (AR-Topk's index broadcaster);
+  /// 0 for compressors without one.
+  [[nodiscard]] virtual int root(int /*iteration*/, int /*workers*/, std::uint64_t /*seed*/) const { return 0; }
   /// The compressor's settings with defaults filled in (summary.json).
   [[nodiscard]] virtual nlohmann::json settings() const { return nlohmann::json::object(); }
 };

@@ -48,12 +48,13 @@ void replay_compute(Runtime& rt, const TrainingPlan& plan, bool optimizer) {
 
 void submit_buckets(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind) {
   for (std::size_t b = 0; b < plan.buckets.size(); ++b)
-    rt.submit(CommRequest{kind, static_cast<int>(b), plan.buckets[b].bytes, {}});
+    rt.submit(CommRequest{kind, static_cast<int>(b), plan.buckets[b].bytes, {}, 0});
 }
 
-void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer) {
+void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer, int iteration) {
   const Profile& p = *plan.profile;
   const bool compressed = !plan.compression.empty();
+  const int root = plan.roots.empty() ? 0 : plan.roots.at(static_cast<std::size_t>(iteration));
   // Encode on the compute stream, then submit what the collective carries.
   auto submit = [&](std::size_t b) {
     double bytes = plan.buckets[b].bytes;
@@ -62,7 +63,7 @@ void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind k
       rt.compute(c.encode_s, Phase::ENCODE, "encode bucket " + std::to_string(b));
       bytes = c.comm_bytes;
     }
-    rt.submit(CommRequest{kind, static_cast<int>(b), bytes, {}});
+    rt.submit(CommRequest{kind, static_cast<int>(b), bytes, {}, root});
   };
   if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");
   for (const auto& layer : p.layers) rt.compute(layer.forward_s, Phase::FORWARD, layer.name);

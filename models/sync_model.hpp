@@ -53,6 +53,9 @@ struct CommRequest {
   /// ALLREDUCE only: the worker ranks taking part (ascending, including the caller); empty = all
   /// workers. Every member must submit the same subgroup all-reduces in the same order (as in MPI).
   std::vector<int> group;
+  /// ALLREDUCE only: the worker that plays rank 0 of the collective's schedule (AR-Topk's
+  /// index broadcaster); the ranks are rotated so that it does. 0: as is.
+  int root = 0;
 };
 
 /// A point-to-point or one-sided message between workers.
@@ -173,6 +176,8 @@ struct TrainingPlan {
   bool overlap = true;
   /// Per bucket, under a compressor; empty without one (dense buckets, no cost).
   std::vector<BucketCompression> compression;
+  /// Per iteration, the root of the gradient collective (AR-Topk's selecting worker); empty: 0.
+  std::vector<int> roots;
 };
 
 class SyncModel {
@@ -209,7 +214,7 @@ std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan)
 /// order, backward layers in reverse; each bucket is submitted as `kind` when
 /// its last layer's backward finishes (or all after backward without overlap);
 /// then wait for the communication stream, then the optimizer if `optimizer`.
-void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer);
+void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer, int iteration = 0);
 
 /// The compute of one iteration with no communication: I/O, forward, backward, then the
 /// optimizer step if `optimizer` (local SGD between averagings, gossip before its exchange).

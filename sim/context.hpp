@@ -50,7 +50,7 @@ struct WorkerState {
   int outstanding = 0;                                     // submitted and not finished
   bool waiting = false;
   std::vector<QueuedComm> analytic_pending;  // analytic fidelity: all-reduces resolved at wait_comm
-  std::map<int, TrafficCounters> analytic_traffic;  // per bucket: what its all-reduce sends (same every iteration)
+  std::map<std::pair<int, int>, TrafficCounters> analytic_traffic;  // per (bucket, rank in the rotated schedule)
   std::map<std::pair<int, int>, std::int64_t> seen_version;  // (server, bucket) -> version last pulled
 };
 
@@ -107,6 +107,9 @@ inline void add_traffic(const TrafficCounters& c, double& bytes, std::int64_t& m
   bytes += c.bytes_sent;
   messages += c.messages_sent;
 }
+
+/// The ranks of a schedule rotated so that `root` plays rank 0 (empty for root 0: as is).
+std::vector<int> rotation(int workers, int root);
 
 /// The compute actor of worker `rank`: the sync model's worker loop on a SimRuntime.
 void run_worker(Context& ctx, int rank, const models::SyncModel& sync);

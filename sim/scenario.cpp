@@ -343,7 +343,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
                                     s.training.sync.name));
     check_compression(s);  // may replace "auto" by the all-gather a gathering compressor needs
     const auto& coll = *s.training.collective_algorithm;
-    const bool gathering = s.training.compressor_model->encode(1e6).aggregation == models::Aggregation::GATHER;
+    const bool gathering = s.training.compressor_model->encode(1e6).aggregation != models::Aggregation::SUM;
     if (!gathering && coll.operation() != "allreduce")
       throw ConfigError("/training/collective/name",
                         fmt::format("\"{}\" is a {} algorithm; gradient aggregation needs an all-reduce",

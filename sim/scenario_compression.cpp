@@ -1,4 +1,5 @@
 // ddlsim: the scenario's compressor -- its encode/decode costs, and what it can be used with.
+#include "models/artopk_choice.hpp"
 #include "models/compressor.hpp"
 #include "sim/scenario.hpp"
 
@@ -51,6 +52,72 @@ class CheapestAllgather final : public models::Collective {
     return *out;
   }
   std::vector<std::pair<std::string, std::unique_ptr<models::Collective>>> candidates_;
+};
+
+/// The all-gather alternative to AR-Topk, called with M_c: every worker's values and indices,
+/// 2 M_c each, 2 N M_c in all, by Bruck's all-gather (the seed's alpha log N + 2(N-1) M_c beta).
+class ArtopkAllgather final : public models::Collective {
+ public:
+  ArtopkAllgather() : bruck_(models::CollectiveRegistry::instance().create("bruck_allgather", json::object(), "", "", "")) {}
+  [[nodiscard]] std::string operation() const override { return "artopk"; }
+  [[nodiscard]] double analytic_time_s(const models::CollectiveGroup& g, double mc, const models::AlphaBeta& ab) const override {
+    return bruck_->analytic_time_s(g, 2 * g.workers * mc, ab);
+  }
+  [[nodiscard]] std::vector<models::RankStep> rank_schedule(int rank, const models::CollectiveGroup& g,
+                                                            double mc) const override {
+    return bruck_->rank_schedule(rank, g, 2 * g.workers * mc);
+  }
+  [[nodiscard]] std::vector<models::RankStep> rank_phases(int rank, const models::CollectiveGroup& g,
+                                                          double mc) const override {
+    return bruck_->rank_phases(rank, g, 2 * g.workers * mc);
+  }
+
+ private:
+  std::unique_ptr<models::Collective> bruck_;
+};
+
+/// "auto" under AR-Topk: per call, the seed's alpha-beta inequalities pick AR-Topk over a ring,
+/// over a tree, or the all-gather of every worker's top-k (models/artopk_choice.hpp).
+class ArtopkAuto final : public models::Collective {
+ public:
+  ArtopkAuto() {
+    auto& r = models::CollectiveRegistry::instance();
+    ring_ = r.create("artopk_ring", json::object(), "", "", "");
+    tree_ = r.create("artopk_tree", json::object(), "", "", "");
+  }
+  [[nodiscard]] std::string operation() const override { return "artopk"; }
+  [[nodiscard]] double analytic_time_s(const models::CollectiveGroup& g, double mc, const models::AlphaBeta& ab) const override {
+    return resolve(g, mc, ab).analytic_time_s(g, mc, ab);
+  }
+  [[nodiscard]] std::vector<models::RankStep> rank_schedule(int rank, const models::CollectiveGroup& g,
+                                                            double mc) const override {
+    return ring_->rank_schedule(rank, g, mc);  // never run: resolve() picks first
+  }
+  [[nodiscard]] const models::Collective& resolve(const models::CollectiveGroup& g, double mc,
+                                                  const models::AlphaBeta& ab) const override {
+    switch (models::choose_artopk(g.workers, ab.alpha_s, ab.beta_s_per_byte, mc).fastest) {
+      case models::ArtopkCollective::ARTOPK_RING: return *ring_;
+      case models::ArtopkCollective::ARTOPK_TREE: return *tree_;
+      case models::ArtopkCollective::ALLGATHER: return allgather_;
+    }
+    return *ring_;
+  }
+  [[nodiscard]] std::string resolved_name(const models::CollectiveGroup& g, double mc,
+                                          const models::AlphaBeta& ab) const override {
+    return to_string(models::choose_artopk(g.workers, ab.alpha_s, ab.beta_s_per_byte, mc).fastest);
+  }
+  [[nodiscard]] std::optional<models::CollectiveChoice> choice(const models::CollectiveGroup& g, double mc,
+                                                               const models::AlphaBeta& ab) const override {
+    const auto c = models::choose_artopk(g.workers, ab.alpha_s, ab.beta_s_per_byte, mc);
+    const double t = c.fastest == models::ArtopkCollective::ARTOPK_RING   ? c.costs.artopk_ring_s
+                     : c.fastest == models::ArtopkCollective::ARTOPK_TREE ? c.costs.artopk_tree_s
+                                                                          : c.costs.allgather_s;
+    return models::CollectiveChoice{to_string(c.fastest), t, "seed 002's alpha-beta inequalities"};
+  }
+
+ private:
+  std::unique_ptr<models::Collective> ring_, tree_;
+  ArtopkAllgather allgather_;
 };
 
 models::CostTerms read_terms(ObjectReader r) {
@@ -117,10 +184,17 @@ void check_compression(Scenario& s) {
   // What the compressed buckets can be aggregated with.
   const auto aggregation = s.training.compressor_model->encode(1e6).aggregation;
   const auto& coll = *s.training.collective_algorithm;
-  if (aggregation == models::Aggregation::ARTOPK)
-    throw ConfigError("/training/compressor/name",
-                      "\"artopk\" needs the AR-Topk collectives (index broadcast + value all-reduce), which the trace "
-                      "replay does not run yet; its wire format is modelled");
+  if (aggregation == models::Aggregation::ARTOPK) {
+    if (s.training.collective.name == "auto")
+      s.training.collective_algorithm = std::make_shared<ArtopkAuto>();
+    else if (coll.operation() != "artopk")
+      throw ConfigError("/training/collective/name",
+                        fmt::format("compressor \"artopk\" broadcasts one worker's top-k indices and all-reduces the "
+                                    "values at them; \"{}\" is an {} algorithm: use artopk_ring, artopk_tree or "
+                                    "\"auto\" (seed 002's inequalities, the all-gather included)",
+                                    s.training.collective.name, coll.operation()));
+    return;
+  }
   if (aggregation == models::Aggregation::GATHER) {
     const auto gathers = [](const models::Collective& c) { return c.operation() == "allgather" && !c.uses_servers(); };
     std::vector<std::string> valid;

@@ -61,8 +61,10 @@ std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario
     const auto e = comp.encode(b.bytes);
     const double n = b.bytes / models::DENSE_ELEMENT_BYTES;
     const bool gathered = e.aggregation == models::Aggregation::GATHER;
+    // AR-Topk's collectives are called with M_c, one worker's values (its indices cost the same).
+    const double sent = e.aggregation == models::Aggregation::ARTOPK ? e.value_bytes : e.wire_bytes;
     // A gathered bucket is an all-gather of every worker's encoding, and each is decoded.
-    out.push_back(models::BucketCompression{gathered ? workers * e.wire_bytes : e.wire_bytes,
+    out.push_back(models::BucketCompression{gathered ? workers * sent : sent,
                                             cost.encode.at(n, e.kept_elements),
                                             (gathered ? workers : 1.0) * cost.decode.at(n, e.kept_elements)});
   }
@@ -137,6 +139,10 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   }
   ctx.plan.compression = compress_buckets(scenario, ctx.plan.buckets);
   ctx.result.compression = ctx.plan.compression;
+  if (!ctx.plan.compression.empty())  // the selecting worker of each iteration (AR-Topk)
+    for (int it = 0; it < ctx.plan.iterations; ++it)
+      ctx.plan.roots.push_back(
+          scenario.training.compressor_model->root(it, scenario.platform.workers, scenario.seed));
   for (const auto& b : ctx.plan.buckets) ctx.result.bucket_bytes.push_back(b.bytes);
   if (scenario.training.sync_model->uses_collective()) {  // what "auto" runs, per bucket size (as sent)
     auto sent = ctx.plan.buckets;

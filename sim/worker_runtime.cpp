@@ -157,11 +157,13 @@ class SimRuntime final : public models::Runtime {
       auto& it = rec.iterations.at(static_cast<std::size_t>(item.iteration));
       it.arrivals.at(b) = own;
       it.comm_busy_s += end - own;
-      auto cached = state.analytic_traffic.find(item.request.bucket);
+      // What this rank sends depends on its place in the (rotated) schedule.
+      const int me = (rank_ - item.request.root + ctx_.group.workers) % ctx_.group.workers;
+      auto cached = state.analytic_traffic.find({item.request.bucket, me});
       if (cached == state.analytic_traffic.end())
         cached = state.analytic_traffic
-                     .emplace(item.request.bucket,
-                              schedule_traffic(algo.rank_phases(rank_, ctx_.group, item.request.bytes)))
+                     .emplace(std::make_pair(item.request.bucket, me),
+                              schedule_traffic(algo.rank_phases(me, ctx_.group, item.request.bytes)))
                      .first;
       add_traffic(cached->second, rec.bytes_sent, rec.messages_sent);
       if (rank_ == 0)
@@ -196,6 +198,13 @@ void run_worker(Context& ctx, int rank, const models::SyncModel& sync) {
   runtime.finish();
 }
 
+std::vector<int> rotation(int workers, int root) {
+  std::vector<int> out;
+  if (root == 0) return out;
+  for (int i = 0; i < workers; ++i) out.push_back((i + root) % workers);
+  return out;
+}
+
 void comm_stream(Context& ctx, int rank) {
   auto& state = ctx.workers[static_cast<std::size_t>(rank)];
   auto& rec = ctx.result.workers[static_cast<std::size_t>(rank)];
@@ -222,9 +231,12 @@ void comm_stream(Context& ctx, int rank) {
         // Every call pays its launch and handshake cost before its first message.
         if (const double call = call_cost_s(ctx, algo); call > 0) sg4::this_actor::sleep_for(call);
         TrafficCounters traffic;
-        ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(rank, ctx.group, req.bytes)
-                                               : algo.rank_phases(rank, ctx.group, req.bytes),
-                          traffic);
+        // A root other than 0 rotates the ranks: the schedule's rank i runs on worker (i + root) mod N.
+        const std::vector<int> rotated = rotation(ctx.group.workers, req.root);
+        const int me = rotated.empty() ? rank : (rank - req.root + ctx.group.workers) % ctx.group.workers;
+        ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(me, ctx.group, req.bytes)
+                                               : algo.rank_phases(me, ctx.group, req.bytes),
+                          traffic, rotated.empty() ? nullptr : &rotated);
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       } else {
         // A subgroup of k workers: the collective among k ranks (the closed forms pick for "auto";

@@ -32,7 +32,7 @@ class Bsp final : public SyncModel {
     const auto kind = parameter_server_ ? CommRequest::Kind::PUSH_PULL : CommRequest::Kind::ALLREDUCE;
     for (int it = 0; it < plan.iterations; ++it) {
       rt.iteration_begin(it);
-      replay_iteration(rt, plan, kind, !parameter_server_);
+      replay_iteration(rt, plan, kind, !parameter_server_, it);
       rt.iteration_end(it);
     }
   }

@@ -28,7 +28,7 @@ class LocalSgd final : public SyncModel {
     for (int it = 0; it < plan.iterations; ++it) {
       rt.iteration_begin(it);
       if (it < warmup_) {
-        replay_iteration(rt, plan, CommRequest::Kind::ALLREDUCE, true);
+        replay_iteration(rt, plan, CommRequest::Kind::ALLREDUCE, true, it);
       } else {
         replay_compute(rt, plan, true);
         if ((it - warmup_ + 1) % period_ == 0) {

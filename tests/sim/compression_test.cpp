@@ -5,6 +5,8 @@
 #include <cmath>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <map>
+#include <sstream>
 
 using ddlsim::test::TempDir;
 using nlohmann::json;
@@ -129,4 +131,68 @@ TEST_CASE("compressors refuse what they cannot be used with, naming the alternat
   table["training"]["compression_cost"] = {{"table", std::string(DDLSIM_SOURCE_DIR) + "/scenarios/compressor_costs/v100_gravac.json"}};
   CHECK(refused(table).find("has no costs for compressor \"powersgd\"; it has: dgc, randomk, redsync, topk") !=
         std::string::npos);
+}
+
+TEST_CASE("artopk runs the seed's AR-Topk collectives, rotating the selecting worker") {
+  TempDir tmp;
+  const double n = BUCKET / 4, k = 0.01 * n, mc = 4 * k;  // M_c: one worker's k fp32 values
+  const int L = 2;                                        // log2 N
+  const double t_ring = ALPHA * (2 * (N - 1) + L) + mc / BW * (2.0 * (N - 1) / N + L);
+  const double t_tree = 3 * ALPHA * L + 3 * mc / BW * L;
+  const double compute = LAYERS * (FWD + BWD), enc = ENC * n, dec = LAYERS * DEC * n;  // one decode per bucket
+  for (const char* fidelity : {"flow", "analytic"}) {
+    CAPTURE(fidelity);
+    json ring = scenario("artopk", "artopk_ring", {{"ratio", 0.01}});
+    ring["network"]["fidelity"] = fidelity;
+    const auto r = run(tmp, std::string("ring-") + fidelity, ring);
+    CHECK(r.summary["iteration_time_s"].get<double>() ==
+          doctest::Approx(compute + enc + LAYERS * std::max(t_ring, enc) + dec).epsilon(1e-9));
+  }
+  json tree = scenario("artopk", "artopk_tree", {{"ratio", 0.01}, {"selection", "var"}});
+  const auto t = run(tmp, "tree", tree);
+  CHECK(t.summary["iteration_time_s"].get<double>() ==
+        doctest::Approx(compute + enc + LAYERS * std::max(t_tree, enc) + dec).epsilon(1e-9));
+  // "auto" follows the seed's inequalities: here the ring (t_ring < t_tree and < the all-gather).
+  const auto a = run(tmp, "auto", scenario("artopk", "auto", {{"ratio", 0.01}}));
+  CHECK(a.summary["collective_choices"][0]["algorithm"] == "artopk_ring");
+  CHECK(a.summary["collective_choices"][0]["estimated_s"].get<double>() == doctest::Approx(t_ring).epsilon(1e-12));
+  // Bytes: per bucket, the index broadcast's (N - 1) M_c plus the ring's 2 (N - 1) / N M_c per worker,
+  // whichever worker selects (STAR rotates it every iteration).
+  CHECK(a.summary["comm_bytes_per_iteration"].get<double>() ==
+        doctest::Approx(LAYERS * ((N - 1) * mc + N * 2.0 * (N - 1) / N * mc)).epsilon(1e-12));
+}
+
+TEST_CASE("artopk STAR selection rotates the broadcaster: a slow worker costs most when it selects") {
+  // Worker 0 on a 1 Gbps link, the others on 10 Gbps: when worker 0 selects (iterations 0 and 4),
+  // its uplink carries the index broadcast's first and second messages; when another selects,
+  // worker 0 receives the indices once.
+  TempDir tmp;
+  json s = scenario("artopk", "artopk_ring", {{"ratio", 0.01}});
+  json nodes = json::array(), edges = json::array();
+  for (int i = 0; i < N; ++i) {
+    nodes.push_back({{"name", fmt::format("w{}", i)}, {"kind", "worker"}});
+    json e = {{"a", fmt::format("w{}", i)}, {"b", "sw"}};
+    if (i == 0) e["bandwidth"] = "1Gbps";
+    edges.push_back(e);
+  }
+  nodes.push_back({{"name", "sw"}, {"kind", "switch"}});
+  s["platform"] = {{"topology", "custom"}, {"workers", N}, {"link", {{"bandwidth", "10Gbps"}, {"latency", "1us"}}},
+                   {"params", {{"nodes", nodes}, {"edges", edges}}}};
+  s["workload"]["iterations"] = 5;
+  const auto file = tmp.write("het.json", s.dump());
+  auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", file, tmp.file("het")));
+  REQUIRE(r.exit_code == 0);
+  std::map<int, double> worker1;  // iteration -> duration of worker 1
+  std::istringstream in(ddlsim::test::slurp(tmp.path() / "het" / "iterations.csv"));
+  std::string line;
+  std::getline(in, line);
+  while (std::getline(in, line)) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
+    if (f[0] == "1") worker1[std::stoi(f[1])] = std::stod(f[4]);
+  }
+  CHECK(worker1[0] > worker1[1] * 1.05);
+  CHECK(worker1[0] == doctest::Approx(worker1[4]).epsilon(1e-12));  // period N
+  CHECK(worker1[1] == doctest::Approx(worker1[2]).epsilon(1e-12));
 }

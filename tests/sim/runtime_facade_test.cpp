@@ -30,12 +30,12 @@ class SubgroupModel final : public models::SyncModel {
     rt.iteration_begin(0);
     const int r = rt.rank();
     rt.submit(models::CommRequest{models::CommRequest::Kind::ALLREDUCE, 0, M, r < 2 ? std::vector<int>{0, 1}
-                                                                                   : std::vector<int>{2, 3}});
+                                                                                   : std::vector<int>{2, 3}, 0});
     rt.wait_comm();
     seen.done_s[static_cast<std::size_t>(r)] = rt.now();
     // Then three of the four: {0, 1, 2}.
     if (r < 3) {
-      rt.submit(models::CommRequest{models::CommRequest::Kind::ALLREDUCE, 0, M, {0, 1, 2}});
+      rt.submit(models::CommRequest{models::CommRequest::Kind::ALLREDUCE, 0, M, {0, 1, 2}, 0});
       rt.wait_comm();
     }
     rt.iteration_end(0);
