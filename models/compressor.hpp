@@ -74,6 +74,25 @@ SparseParams read_sparse_params(ObjectReader& params, double default_ratio);
 /// Values and int32 indices of k kept elements: 4k + 4k bytes, aggregated by gathering.
 Encoding sparse_encoding(double dense_bytes, double ratio);
 
+/// A sparsifier that sends its k kept elements as fp32 values with int32 indices (topk, dgc,
+/// lwtopk, mstopk differ in how they find them: in their encode cost, not on the wire).
+class SparseCompressor final : public Compressor {
+ public:
+  /// `buffers`: dense state buffers kept with error feedback (DGC: momentum and residual, 2).
+  explicit SparseCompressor(SparseParams p, double buffers = 1.0) : p_(p), buffers_(buffers) {}
+  [[nodiscard]] Encoding encode(double dense_bytes) const override { return sparse_encoding(dense_bytes, p_.ratio); }
+  [[nodiscard]] bool error_feedback() const override { return p_.error_feedback; }
+  [[nodiscard]] double state_buffers() const override { return p_.error_feedback ? buffers_ : 0.0; }
+  [[nodiscard]] std::string index_encoding() const override { return "int32 index + fp32 value per kept element"; }
+  [[nodiscard]] nlohmann::json settings() const override {
+    return {{"ratio", p_.ratio}, {"error_feedback", p_.error_feedback}};
+  }
+
+ private:
+  SparseParams p_;
+  double buffers_;
+};
+
 using CompressorRegistry = Registry<Compressor>;
 
 }  // namespace ddlsim::models
