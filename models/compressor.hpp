@@ -74,6 +74,16 @@ SparseParams read_sparse_params(ObjectReader& params, double default_ratio);
 /// Values and int32 indices of k kept elements: 4k + 4k bytes, aggregated by gathering.
 Encoding sparse_encoding(double dense_bytes, double ratio);
 
+/// A 16-bit float cast (fp16, bf16): 2 bytes per element, the same layout on every worker,
+/// summable by any all-reduce.
+class TwoByteFloat final : public Compressor {
+ public:
+  [[nodiscard]] Encoding encode(double dense_bytes) const override {
+    const double n = dense_bytes / DENSE_ELEMENT_BYTES;
+    return Encoding{2 * n, 2 * n, 0, n, Aggregation::SUM};
+  }
+};
+
 /// A sparsifier that sends its k kept elements as fp32 values with int32 indices (topk, dgc,
 /// lwtopk, mstopk differ in how they find them: in their encode cost, not on the wire).
 class SparseCompressor final : public Compressor {

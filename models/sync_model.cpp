@@ -38,6 +38,14 @@ std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan)
   return static_cast<std::int64_t>(srv.workers()) * plan.iterations * static_cast<std::int64_t>(plan.buckets.size());
 }
 
+void run_push_pull_worker(Runtime& rt, const TrainingPlan& plan) {
+  for (int it = 0; it < plan.iterations; ++it) {
+    rt.iteration_begin(it);
+    replay_iteration(rt, plan, CommRequest::Kind::PUSH_PULL, false, it);
+    rt.iteration_end(it);
+  }
+}
+
 void replay_compute(Runtime& rt, const TrainingPlan& plan, bool optimizer) {
   const Profile& p = *plan.profile;
   if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");

@@ -216,6 +216,10 @@ std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan)
 /// then wait for the communication stream, then the optimizer if `optimizer`.
 void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer, int iteration = 0);
 
+/// The worker loop of the parameter-server models without a barrier (asp, ssp): replay every
+/// iteration, pushing each bucket and pulling it back, no optimizer step of their own.
+void run_push_pull_worker(Runtime& rt, const TrainingPlan& plan);
+
 /// The compute of one iteration with no communication: I/O, forward, backward, then the
 /// optimizer step if `optimizer` (local SGD between averagings, gossip before its exchange).
 void replay_compute(Runtime& rt, const TrainingPlan& plan, bool optimizer);

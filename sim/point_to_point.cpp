@@ -34,20 +34,25 @@ void check_peer(const Context& ctx, int rank, int peer, const char* what) {
 }
 }  // namespace
 
-models::CommHandle PointToPoint::isend(int peer, double bytes, int tag, std::int64_t version, int iteration) {
-  check_peer(ctx_, rank_, peer, "send");
+models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, int peer, double bytes, int tag,
+                                         std::int64_t version, int iteration) {
+  check_peer(ctx_, rank_, peer, what);
   auto* msg = new models::Message{rank_, tag, bytes, version};
   Pending p;
   p.sent = *msg;
-  p.comm = box(rank_, peer, tag)->put_async(msg, units_of(bytes));
+  p.comm = box->put_async(msg, units_of(bytes));
   p.iteration = iteration;
   p.posted_s = sg4::Engine::get_clock();
-  p.what = "send";
+  p.what = what;
   p.peer = peer;
   auto& rec = ctx_.result.workers[static_cast<std::size_t>(rank_)];
   rec.bytes_sent += bytes;
   ++rec.messages_sent;
   return track(std::move(p));
+}
+
+models::CommHandle PointToPoint::isend(int peer, double bytes, int tag, std::int64_t version, int iteration) {
+  return send_to(box(rank_, peer, tag), "send", peer, bytes, tag, version, iteration);
 }
 
 models::CommHandle PointToPoint::irecv(int peer, int tag, int iteration) {
@@ -65,19 +70,7 @@ models::CommHandle PointToPoint::irecv(int peer, int tag, int iteration) {
 }
 
 models::CommHandle PointToPoint::put(int peer, double bytes, int tag, std::int64_t version, int iteration) {
-  check_peer(ctx_, rank_, peer, "put");
-  auto* msg = new models::Message{rank_, tag, bytes, version};
-  Pending p;
-  p.sent = *msg;
-  p.comm = sg4::Mailbox::by_name(fmt::format("put>{}", peer))->put_async(msg, units_of(bytes));
-  p.iteration = iteration;
-  p.posted_s = sg4::Engine::get_clock();
-  p.what = "put";
-  p.peer = peer;
-  auto& rec = ctx_.result.workers[static_cast<std::size_t>(rank_)];
-  rec.bytes_sent += bytes;
-  ++rec.messages_sent;
-  return track(std::move(p));
+  return send_to(sg4::Mailbox::by_name(fmt::format("put>{}", peer)), "put", peer, bytes, tag, version, iteration);
 }
 
 models::Message PointToPoint::wait(models::CommHandle handle) {

@@ -59,6 +59,9 @@ class PointToPoint {
   };
   simgrid::s4u::Mailbox* box(int src, int dst, int tag);
   models::CommHandle track(Pending pending);
+  /// A send or a put: posts `bytes` to `box` and counts it as this worker's traffic.
+  models::CommHandle send_to(simgrid::s4u::Mailbox* box, const char* what, int peer, double bytes, int tag,
+                             std::int64_t version, int iteration);
   void take_arrived_puts();
 
   Context& ctx_;

@@ -21,13 +21,7 @@ namespace {
 
 class Asp final : public SyncModel {
  public:
-  void run_worker(Runtime& rt, const TrainingPlan& plan) const override {
-    for (int it = 0; it < plan.iterations; ++it) {
-      rt.iteration_begin(it);
-      replay_iteration(rt, plan, CommRequest::Kind::PUSH_PULL, false);
-      rt.iteration_end(it);
-    }
-  }
+  void run_worker(Runtime& rt, const TrainingPlan& plan) const override { run_push_pull_worker(rt, plan); }
 
   [[nodiscard]] bool uses_servers() const override { return true; }
   [[nodiscard]] bool synchronous() const override { return false; }

@@ -32,13 +32,7 @@ class Ssp final : public SyncModel {
  public:
   explicit Ssp(std::int64_t bound) : bound_(bound) {}
 
-  void run_worker(Runtime& rt, const TrainingPlan& plan) const override {
-    for (int it = 0; it < plan.iterations; ++it) {
-      rt.iteration_begin(it);
-      replay_iteration(rt, plan, CommRequest::Kind::PUSH_PULL, false);
-      rt.iteration_end(it);
-    }
-  }
+  void run_worker(Runtime& rt, const TrainingPlan& plan) const override { run_push_pull_worker(rt, plan); }
 
   [[nodiscard]] bool uses_servers() const override { return true; }
   [[nodiscard]] bool synchronous() const override { return false; }
