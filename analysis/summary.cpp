@@ -60,18 +60,38 @@ nlohmann::json to_json(const Summary::Distribution& d, const char* value_name) {
 }
 
 /// What the compressor did to one worker's buckets in one iteration.
+/// Under adaptive compression, the means over the run's iterations (each ran one candidate).
 nlohmann::json compression_json(const sim::Scenario& sc, const sim::SimulationResult& result) {
   const auto& comp = *sc.training.compressor_model;
+  const auto& adaptive = sc.training.adaptive;
   double dense = 0, wire = 0, encode = 0, decode = 0;
-  for (std::size_t b = 0; b < result.bucket_bytes.size() && b < result.compression.size(); ++b) {
-    dense += result.bucket_bytes[b];
-    wire += comp.encode(result.bucket_bytes[b]).wire_bytes;
+  for (double bytes : result.bucket_bytes) dense += bytes;
+  const std::size_t runs = adaptive.enabled ? result.iteration_compression.size() : 1;
+  for (std::size_t i = 0; i < runs; ++i) {
+    const int v = adaptive.enabled ? result.iteration_compression[i].variant : -1;
+    const auto& c = v < 0 ? comp : *adaptive.candidates.at(static_cast<std::size_t>(v));
+    for (double bytes : result.bucket_bytes) wire += c.encode(bytes).wire_bytes / static_cast<double>(runs);
+  }
+  for (std::size_t b = 0; b < result.compression.size(); ++b) {  // the static compressor (unused when adaptive)
     encode += result.compression[b].encode_s;
     decode += result.compression[b].decode_s;
   }
+  if (adaptive.enabled) {  // measured: every iteration's encode and decode, split by the cost terms' shares
+    double codec = 0, count = 0;
+    for (const auto& w : result.workers)
+      for (const auto& it : w.iterations) {
+        codec += it.codec_s;
+        ++count;
+      }
+    const double share = encode + decode > 0 ? encode / (encode + decode) : 1.0;
+    encode = count > 0 ? share * codec / count : 0;
+    decode = count > 0 ? (1 - share) * codec / count : 0;
+  }
   const auto aggregation = comp.encode(1e6).aggregation;
+  auto settings = comp.settings();
+  if (adaptive.enabled) settings["ratio"] = "adaptive (adaptive_compression)";
   return {{"compressor", sc.training.compressor.name},
-          {"settings", comp.settings()},
+          {"settings", settings},
           {"aggregation", models::to_string(aggregation)},
           {"index_encoding", comp.index_encoding()},
           {"dense_bytes_per_worker_iteration", dense},
@@ -84,6 +104,61 @@ nlohmann::json compression_json(const sim::Scenario& sc, const sim::SimulationRe
           {"cost_device", sc.training.compression_cost.device}};
 }
 
+/// What adaptive compression explored, chose and saw of the network.
+nlohmann::json adaptive_json(const sim::Scenario& sc, const sim::SimulationResult& result, const Summary& s) {
+  const auto& a = sc.training.adaptive;
+  const auto bandwidth = [](double beta) { return beta > 0 ? nlohmann::json(1.0 / beta) : nlohmann::json(nullptr); };
+  nlohmann::json explorations = nlohmann::json::array();
+  for (const auto& e : result.explorations) {
+    nlohmann::json cands = nlohmann::json::array();
+    for (const auto& o : e.outcomes)
+      cands.push_back({{"ratio", o.ratio},
+                       {"iteration_time_s", o.step_s},
+                       {"encode_decode_s", o.codec_s},
+                       {"comm_busy_s", o.comm_busy_s},
+                       {"gain", o.gain},
+                       {"parallel_efficiency", o.parallel_efficiency},
+                       {"score", o.score}});
+    explorations.push_back(
+        {{"start_iteration", e.start_iteration},
+         {"choice_iteration", e.choice_iteration >= 0 ? nlohmann::json(e.choice_iteration) : nlohmann::json(nullptr)},
+         {"reason", e.reason},
+         {"probe", {{"alpha_s", e.probe.alpha_s}, {"bandwidth_Bps", bandwidth(e.probe.beta_s_per_byte)}}},
+         {"candidates", cands},
+         {"chosen_ratio", e.chosen >= 0 ? nlohmann::json(a.settings.candidates[static_cast<std::size_t>(e.chosen)])
+                                        : nlohmann::json(nullptr)}});
+  }
+  int explored = 0;
+  std::map<int, int> per_variant;
+  for (const auto& r : result.iteration_compression) {
+    explored += r.exploring ? 1 : 0;
+    ++per_variant[r.variant];
+  }
+  nlohmann::json per_ratio = nlohmann::json::array();
+  for (const auto& [v, n] : per_variant)
+    if (v >= 0) per_ratio.push_back({{"ratio", a.settings.candidates[static_cast<std::size_t>(v)]}, {"iterations", n}});
+  nlohmann::json network = nlohmann::json::array();  // the probe, where it changed
+  for (std::size_t i = 0; i < result.probes.size(); ++i) {
+    const auto& p = result.probes[i];
+    if (i > 0 && p.alpha_s == result.probes[i - 1].alpha_s && p.beta_s_per_byte == result.probes[i - 1].beta_s_per_byte)
+      continue;
+    network.push_back({{"from_iteration", i}, {"alpha_s", p.alpha_s}, {"bandwidth_Bps", bandwidth(p.beta_s_per_byte)}});
+  }
+  const double progress = s.iterations > 0 ? static_cast<double>(s.iterations - explored) / s.iterations : 0.0;
+  return {{"candidate_ratios", a.settings.candidates},
+          {"explore_iterations", a.settings.explore_iterations},
+          {"change_threshold", a.settings.change_threshold},
+          {"weights", {{"time", a.settings.time_weight}, {"gain", a.settings.gain_weight}}},
+          {"objective", "argmin over candidates of max((1 - E_par) / w_time, (1 - gain) / w_gain), "
+                        "E_par = single-worker iteration time / measured iteration time"},
+          {"gain_model", {{"file", a.gain_file}, {"source", a.gain->source}, {"model", a.gain->model}}},
+          {"exploration_iterations", explored},
+          {"progress_throughput_samples_per_s", s.throughput_samples_per_s * progress},
+          {"iterations_per_ratio", per_ratio},
+          {"explorations", explorations},
+          {"network", network}};
+}
+
 std::string aggregation_name(const sim::Scenario& sc) {
   const auto& sync = *sc.training.sync_model;
   return sync.uses_servers() ? "parameter_server" : sync.uses_collective() ? "allreduce" : "gossip";
@@ -92,14 +167,16 @@ std::string aggregation_name(const sim::Scenario& sc) {
 std::string iterations_csv(const sim::SimulationResult& result) {
   std::string out =
       "worker,iteration,start_s,end_s,duration_s,compute_s,exposed_comm_s,comm_busy_s,straggler_wait_s,"
-      "staleness_wait_s\n";
+      "staleness_wait_s,encode_decode_s,cr,collective,exploring\n";
   for (std::size_t w = 0; w < result.workers.size(); ++w) {
     const auto& its = result.workers[w].iterations;
     for (std::size_t i = 0; i < its.size(); ++i) {
       const auto& r = its[i];
-      out += fmt::format("{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f}\n", w, i, r.start_s, r.end_s,
-                         r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s, r.straggler_wait_s,
-                         r.staleness_wait_s);
+      const auto c = i < result.iteration_compression.size() ? result.iteration_compression[i] : sim::IterationCompression{};
+      out += fmt::format("{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.6g},{},{}\n", w, i,
+                         r.start_s, r.end_s, r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s,
+                         r.straggler_wait_s, r.staleness_wait_s, r.codec_s, c.cr,
+                         c.collective.empty() ? "none" : c.collective, c.exploring ? 1 : 0);
     }
   }
   return out;
@@ -277,6 +354,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
     j["collective_choices"] = choices;
   }
   if (sc.training.compressor.name != "none") j["compression"] = compression_json(sc, result);
+  if (sc.training.adaptive.enabled) j["adaptive_compression"] = adaptive_json(sc, result, s);
   if (s.staleness.count > 0) j["staleness"] = to_json(s.staleness, "updates");
   if (s.neighbour_staleness.count > 0) j["neighbour_staleness"] = to_json(s.neighbour_staleness, "iterations");
   return j;
@@ -346,6 +424,17 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
                                    units::format_bytes(c["dense_bytes_per_worker_iteration"].get<double>()),
                                    c["compression_ratio"].get<double>(), c["encode_time_per_iteration_s"].get<double>(),
                                    c["decode_time_per_iteration_s"].get<double>()));
+  }
+  if (sc.training.adaptive.enabled) {
+    const auto a = adaptive_json(sc, result, s);
+    std::string reasons;
+    for (const auto& e : a["explorations"]) reasons += (reasons.empty() ? "" : ", ") + e["reason"].get<std::string>();
+    std::string ratios;
+    for (const auto& r : a["iterations_per_ratio"])
+      ratios += fmt::format("{}{:g} x{}", ratios.empty() ? "" : ", ", r["ratio"].get<double>(), r["iterations"].get<int>());
+    row("adaptive compression", fmt::format("{} exploration{} ({}), {} iterations exploring; ratios run: {}",
+                                            a["explorations"].size(), a["explorations"].size() == 1 ? "" : "s", reasons,
+                                            a["exploration_iterations"].get<int>(), ratios));
   }
   if (s.neighbour_staleness.count > 0)
     row("neighbour staleness (iterations)", fmt::format("mean {:.3g}, p95 {:.3g}, max {:.0f}", s.neighbour_staleness.mean,

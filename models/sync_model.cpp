@@ -61,13 +61,15 @@ void submit_buckets(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kin
 
 void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer, int iteration) {
   const Profile& p = *plan.profile;
-  const bool compressed = !plan.compression.empty();
+  const int variant = rt.compression_variant(iteration);
+  const auto& compression = variant < 0 ? plan.compression : plan.compression_variants.at(static_cast<std::size_t>(variant));
+  const bool compressed = !compression.empty();
   const int root = plan.roots.empty() ? 0 : plan.roots.at(static_cast<std::size_t>(iteration));
   // Encode on the compute stream, then submit what the collective carries.
   auto submit = [&](std::size_t b) {
     double bytes = plan.buckets[b].bytes;
     if (compressed) {
-      const auto& c = plan.compression[b];
+      const auto& c = compression[b];
       rt.compute(c.encode_s, Phase::ENCODE, "encode bucket " + std::to_string(b));
       bytes = c.comm_bytes;
     }
@@ -84,7 +86,7 @@ void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind k
   rt.wait_comm();
   // Decoding waits for the last bucket: it does not overlap later buckets' communication.
   for (std::size_t b = 0; compressed && b < plan.buckets.size(); ++b)
-    rt.compute(plan.compression[b].decode_s, Phase::DECODE, "decode bucket " + std::to_string(b));
+    rt.compute(compression[b].decode_s, Phase::DECODE, "decode bucket " + std::to_string(b));
   if (optimizer && p.optimizer_s > 0) rt.compute(p.optimizer_s, Phase::OPTIMIZER, "optimizer");
 }
 

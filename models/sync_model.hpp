@@ -102,6 +102,10 @@ class Runtime {
   [[nodiscard]] virtual const LogicalGraph* graph() const = 0;
   /// Records how many iterations old a neighbour's model was when it was averaged in.
   virtual void record_neighbour_staleness(std::int64_t iterations) = 0;
+  /// Which of the plan's compression variants iteration `iteration` runs (adaptive compression:
+  /// the candidate ratio the controller chose); -1: plan.compression. Called once per iteration,
+  /// in order, before its compute.
+  virtual int compression_variant(int /*iteration*/) { return -1; }
 
   // Conveniences on top of the above.
   void send(int peer, double bytes, int tag, std::int64_t version) { wait(isend(peer, bytes, tag, version)); }
@@ -176,6 +180,8 @@ struct TrainingPlan {
   bool overlap = true;
   /// Per bucket, under a compressor; empty without one (dense buckets, no cost).
   std::vector<BucketCompression> compression;
+  /// Adaptive compression: per candidate ratio, per bucket (Runtime::compression_variant picks).
+  std::vector<std::vector<BucketCompression>> compression_variants;
   /// Per iteration, the root of the gradient collective (AR-Topk's selecting worker); empty: 0.
   std::vector<int> roots;
 };

@@ -60,6 +60,15 @@ struct AnalyticRound {
   int readers = 0;
 };
 
+/// Adaptive compression (seed 002): the controller, shared by all workers, and what it decided.
+struct AdaptiveRun {
+  explicit AdaptiveRun(models::AdaptiveController c) : controller(std::move(c)) {}
+  models::AdaptiveController controller;
+  std::vector<models::AdaptiveController::Decision> decisions;  // per iteration decided so far
+  std::vector<models::AlphaBeta> probes;                        // the network at each decision
+  sg4::BarrierPtr barrier;                                      // all workers, at each choice
+};
+
 /// Shared state of one simulation. SimGrid runs actors one at a time in one
 /// thread (contexts/nthreads=1), so plain containers are safe here.
 struct Context {
@@ -78,6 +87,8 @@ struct Context {
   std::vector<sg4::SemaphorePtr> collective_ready;
   std::vector<std::vector<sg4::Mailbox*>> push_boxes;  // per server, per worker
   std::map<int, AnalyticRound> rounds;               // analytic fidelity, by iteration
+  std::unique_ptr<AdaptiveRun> adaptive;             // training.adaptive_compression
+  std::map<int, models::AlphaBeta> iteration_ab;     // flow fidelity under link traces: "auto"'s network, by iteration
   ProgressCallback progress;
   SimulationResult result;
 
@@ -93,7 +104,18 @@ struct Context {
   void trace(int pid, int tid, std::string name, std::string category, double start, double duration) {
     result.timeline.push_back(TraceEvent{pid, tid, std::move(name), std::move(category), start, duration});
   }
+  /// The alpha and beta "auto" picks with for a collective of `iteration` starting at `t`:
+  /// under adaptive compression the network its decision probed; at analytic fidelity the
+  /// network at `t`; at flow fidelity the network when the first worker started one of the
+  /// iteration's collectives (the same pick on every worker); without link traces, `ab`.
+  const models::AlphaBeta& resolution_ab(int iteration, double t);
+  /// Records that `iteration` ran its gradient collective with `name` (worker 0's calls).
+  void note_collective(int iteration, const std::string& name);
 };
+
+/// Adaptive compression: the candidate ratio `iteration` runs, decided by the first worker
+/// that starts it at `now_s` (at a choice, after every worker has reported; sim/adaptive_run.cpp).
+int adaptive_variant(Context& ctx, int iteration, double now_s);
 
 /// The fixed cost of one collective call (launch and handshake); a collective
 /// among a single rank is no call at all.

@@ -330,6 +330,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
       st.finish();
     }
     read_compression_cost(t, s, base_dir);
+    read_adaptive_compression(t, s, base_dir);
     t.finish();
     s.training.sync_model = create_plugin<models::SyncModel>(s.training.sync, "/training/sync", "sync model");
     s.training.graph = s.training.sync_model->logical_graph(s.platform.workers, s.seed);  // ConfigError if N cannot form it

@@ -11,6 +11,7 @@
 #include "models/compressor.hpp"
 #include "models/json_reader.hpp"
 #include "models/profile.hpp"
+#include "models/adaptive_compression.hpp"
 #include "models/compression_cost.hpp"
 #include "models/sync_model.hpp"
 #include "platforms/routing.hpp"
@@ -106,6 +107,16 @@ struct CompressionCostSpec {
   models::CompressorCost cost;
 };
 
+/// Adaptive compression ratio ("training.adaptive_compression", seed 002's optimisation).
+struct AdaptiveCompressionSpec {
+  bool enabled = false;
+  models::AdaptiveSettings settings;
+  std::shared_ptr<const models::GainModel> gain;
+  std::string gain_file;  // resolved path, or empty when given inline
+  /// The scenario's compressor at each candidate ratio (settings.candidates order).
+  std::vector<std::shared_ptr<const models::Compressor>> candidates;
+};
+
 struct TrainingSpec {
   Plugin sync{"bsp"};
   Plugin collective{"ring"};
@@ -117,6 +128,7 @@ struct TrainingSpec {
   std::shared_ptr<const models::Collective> collective_algorithm;
   std::shared_ptr<const models::Compressor> compressor_model;
   CompressionCostSpec compression_cost;
+  AdaptiveCompressionSpec adaptive;
 };
 
 struct OutputSpec {
@@ -169,6 +181,8 @@ std::string resolve_beside(const std::string& file, const std::string& base_dir)
 
 /// Reads "compression_cost" of the training section (sim/scenario_compression.cpp).
 void read_compression_cost(ObjectReader& training, Scenario& s, const std::string& base_dir);
+/// Reads "adaptive_compression" of the training section (sim/scenario_compression.cpp).
+void read_adaptive_compression(ObjectReader& training, Scenario& s, const std::string& base_dir);
 /// Checks the compressor against the sync model, the collective and its costs; under a
 /// gathering compressor "auto" becomes the all-gather (sim/scenario_compression.cpp).
 void check_compression(Scenario& s);

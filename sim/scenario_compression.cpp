@@ -3,6 +3,7 @@
 #include "models/compressor.hpp"
 #include "sim/scenario.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <memory>
 #include <optional>
@@ -129,7 +130,92 @@ models::CostTerms read_terms(ObjectReader r) {
   return t;
 }
 
+/// The registered compressors whose params take a "ratio" (what adaptive compression varies).
+std::vector<std::string> ratio_compressors() {
+  std::vector<std::string> out;
+  auto& r = models::CompressorRegistry::instance();
+  for (const auto& n : r.names()) {
+    try {
+      (void)r.create(n, json{{"ratio", 0.1}}, "", "", "compressor");
+      out.push_back(n);
+    } catch (const ConfigError&) {
+    }
+  }
+  return out;
+}
+
+/// Adaptive compression: the compressor at every candidate ratio, and what it needs.
+void check_adaptive(Scenario& s) {
+  auto& a = s.training.adaptive;
+  const std::string path = "/training/adaptive_compression";
+  const auto& name = s.training.compressor.name;
+  const auto valid = ratio_compressors();
+  if (std::find(valid.begin(), valid.end(), name) == valid.end())
+    throw ConfigError(path, fmt::format("adaptive compression chooses the compressor's \"ratio\"; compressor \"{}\" "
+                                        "has no ratio: use one of {}",
+                                        name, join_names(valid)));
+  if (s.training.compressor.params.is_object() && s.training.compressor.params.contains("ratio"))
+    throw ConfigError("/training/compressor/params/ratio",
+                      "adaptive compression chooses the ratio among its candidate_ratios: remove it here");
+  const int explored = static_cast<int>(a.settings.candidates.size()) * a.settings.explore_iterations;
+  if (s.workload.iterations <= explored)
+    throw ConfigError("/workload/iterations",
+                      fmt::format("adaptive compression explores {} candidate ratios for {} iterations each before it "
+                                  "chooses: run more than {} iterations, or lower "
+                                  "training.adaptive_compression.explore_iterations",
+                                  a.settings.candidates.size(), a.settings.explore_iterations, explored));
+  for (double c : a.settings.candidates) {
+    json params = s.training.compressor.params.is_object() ? s.training.compressor.params : json::object();
+    params["ratio"] = c;
+    a.candidates.push_back(models::CompressorRegistry::instance().create(name, params, "/training/compressor/name",
+                                                                          "/training/compressor/params", "compressor"));
+  }
+}
+
 }  // namespace
+
+void read_adaptive_compression(ObjectReader& training, Scenario& s, const std::string& base_dir) {
+  if (!training.has("adaptive_compression")) return;
+  ObjectReader r = training.object("adaptive_compression");
+  auto& a = s.training.adaptive;
+  a.enabled = true;
+  if (const json* c = r.find("candidate_ratios")) {
+    const std::string path = r.path_of("candidate_ratios");
+    if (!c->is_array() || c->size() < 2)
+      throw ConfigError(path, fmt::format("expected an array of at least 2 ratios in (0, 1], got {}", json_type_name(*c)));
+    a.settings.candidates.clear();
+    for (std::size_t i = 0; i < c->size(); ++i) {
+      const double v = checked_number((*c)[i], fmt::format("{}/{}", path, i), 0, 1);
+      if (v <= 0) throw ConfigError(fmt::format("{}/{}", path, i), "a ratio must be above 0");
+      if (!a.settings.candidates.empty() && v >= a.settings.candidates.back())
+        throw ConfigError(fmt::format("{}/{}", path, i), "candidate ratios must decrease (the seed's order, 0.1 down to 0.001)");
+      a.settings.candidates.push_back(v);
+    }
+  }
+  a.settings.explore_iterations = static_cast<int>(r.integer("explore_iterations", 10, 1, 1'000'000));
+  a.settings.change_threshold = r.number("change_threshold", 0.1, 0, 1e6);
+  {
+    ObjectReader w = r.object("weights");
+    a.settings.time_weight = w.number("time", 0.6, 0, 1);
+    a.settings.gain_weight = w.number("gain", 0.4, 0, 1);
+    if (a.settings.time_weight <= 0 || a.settings.gain_weight <= 0)
+      throw ConfigError(w.path(), "both weights must be above 0 (the seed's are time 0.6, gain 0.4)");
+    w.finish();
+  }
+  const std::string gpath = r.path_of("gain_model");
+  const json* g = r.find("gain_model");
+  if (g == nullptr)
+    throw ConfigError(gpath, "adaptive compression needs a gain model: a file such as "
+                             "scenarios/compression_gain/digits_cnn_topk.json (made by tools/measure_gain.py), or the "
+                             "same object inline");
+  if (g->is_string()) {
+    a.gain_file = resolve_beside(g->get<std::string>(), base_dir);
+    a.gain = std::make_shared<const models::GainModel>(models::GainModel::load(a.gain_file, gpath));
+  } else {
+    a.gain = std::make_shared<const models::GainModel>(models::GainModel::read(*g, gpath));
+  }
+  r.finish();
+}
 
 void read_compression_cost(ObjectReader& training, Scenario& s, const std::string& base_dir) {
   if (!training.has("compression_cost")) return;
@@ -151,6 +237,7 @@ void read_compression_cost(ObjectReader& training, Scenario& s, const std::strin
 void check_compression(Scenario& s) {
   const auto& name = s.training.compressor.name;
   auto& spec = s.training.compression_cost;
+  if (s.training.adaptive.enabled) check_adaptive(s);
   if (name == "none") {
     if (spec.given)
       throw ConfigError("/training/compression_cost", "only with a compressor (\"compressor\": {\"name\": ...})");

@@ -51,10 +51,28 @@ platforms::LinkConfigurator link_traces(const NetworkSpec& net, const platforms:
 
 }  // namespace
 
+namespace {
+
+/// The fraction of the buckets' gradient elements `comp` sends (k/n).
+double kept_fraction(const models::Compressor& comp, const std::vector<models::Bucket>& buckets) {
+  double kept = 0, dense = 0;
+  for (const auto& b : buckets) {
+    kept += comp.encode(b.bytes).kept_elements;
+    dense += b.bytes / models::DENSE_ELEMENT_BYTES;
+  }
+  return dense > 0 ? kept / dense : 1.0;
+}
+
+}  // namespace
+
 std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const std::vector<models::Bucket>& buckets) {
+  if (scenario.training.compressor.name == "none") return {};
+  return compress_buckets(scenario, *scenario.training.compressor_model, buckets);
+}
+
+std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const models::Compressor& comp,
+                                                        const std::vector<models::Bucket>& buckets) {
   std::vector<models::BucketCompression> out;
-  if (scenario.training.compressor.name == "none") return out;
-  const auto& comp = *scenario.training.compressor_model;
   const auto& cost = scenario.training.compression_cost.cost;
   const double workers = scenario.platform.workers;
   for (const auto& b : buckets) {
@@ -139,12 +157,22 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   }
   ctx.plan.compression = compress_buckets(scenario, ctx.plan.buckets);
   ctx.result.compression = ctx.plan.compression;
+  std::vector<double> variant_cr;  // adaptive compression: per candidate, the fraction sent
+  if (const auto& adaptive = scenario.training.adaptive; adaptive.enabled) {
+    for (const auto& comp : adaptive.candidates) {
+      ctx.plan.compression_variants.push_back(compress_buckets(scenario, *comp, ctx.plan.buckets));
+      variant_cr.push_back(kept_fraction(*comp, ctx.plan.buckets));
+    }
+    ctx.adaptive = std::make_unique<detail::AdaptiveRun>(
+        models::AdaptiveController(adaptive.settings, *adaptive.gain, scenario.workload.profile.iteration_compute_s()));
+  }
   if (!ctx.plan.compression.empty())  // the selecting worker of each iteration (AR-Topk)
     for (int it = 0; it < ctx.plan.iterations; ++it)
       ctx.plan.roots.push_back(
           scenario.training.compressor_model->root(it, scenario.platform.workers, scenario.seed));
   for (const auto& b : ctx.plan.buckets) ctx.result.bucket_bytes.push_back(b.bytes);
-  if (scenario.training.sync_model->uses_collective()) {  // what "auto" runs, per bucket size (as sent)
+  // What "auto" runs, per bucket size (as sent); under adaptive compression iterations.csv says, per iteration.
+  if (scenario.training.sync_model->uses_collective() && !scenario.training.adaptive.enabled) {
     auto sent = ctx.plan.buckets;
     for (std::size_t b = 0; b < ctx.plan.compression.size(); ++b) sent[b].bytes = ctx.plan.compression[b].comm_bytes;
     ctx.result.collective_choices = collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, sent);
@@ -158,6 +186,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.executor = std::make_unique<ScheduleExecutor>(ctx.platform.hosts);
   ctx.comm_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   ctx.end_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
+  if (ctx.adaptive) ctx.adaptive->barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   ctx.graph = scenario.training.graph;
   ctx.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
   ctx.result.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
@@ -197,6 +226,25 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   session.rethrow_if_failed();
   if (session.deadlocked()) throw std::runtime_error("the simulation deadlocked (sends and receives do not match)");
   ctx.result.makespan_s = sg4::Engine::get_clock();
+  // Per iteration: what fraction was sent, and whether adaptive compression was exploring.
+  auto& rows = ctx.result.iteration_compression;
+  rows.resize(static_cast<std::size_t>(ctx.plan.iterations));
+  const double static_cr = ctx.plan.compression.empty()
+                               ? 1.0
+                               : kept_fraction(*scenario.training.compressor_model, ctx.plan.buckets);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    rows[i].cr = static_cr;
+    if (ctx.adaptive && i < ctx.adaptive->decisions.size()) {
+      rows[i].variant = ctx.adaptive->decisions[i].candidate;
+      rows[i].cr = variant_cr.at(static_cast<std::size_t>(rows[i].variant));
+      rows[i].exploring = ctx.adaptive->decisions[i].exploring;
+    }
+    if (rows[i].collective.empty()) rows[i].collective = "none";
+  }
+  if (ctx.adaptive) {
+    ctx.result.explorations = ctx.adaptive->controller.explorations();
+    for (const auto& p : ctx.adaptive->probes) ctx.result.probes.push_back({p.alpha_s, p.beta_s_per_byte});
+  }
   detail::compute_straggler_wait(ctx.result);
   detail::collect_links(ctx.result, scenario.platform.graph, ctx.platform);
   return std::move(ctx.result);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "sim/collective_group.hpp"
+#include "models/adaptive_compression.hpp"
 #include "sim/scenario.hpp"
 
 #include <cstdint>
@@ -26,8 +27,16 @@ struct IterationRecord {
   double comm_busy_s = 0;        // time the communication stream spent on this iteration's requests
   double straggler_wait_s = 0;   // time this worker's collectives waited for the last peer to arrive
   double staleness_wait_s = 0;   // time this worker's pulls were held by a staleness bound (ssp)
+  double codec_s = 0;            // of compute_s: encoding and decoding compressed buckets
   std::vector<double> arrivals;  // per bucket: when the communication stream started it (internal)
   std::vector<double> held;      // per bucket: the longest hold of its pulls over servers (internal)
+};
+
+struct IterationCompression {
+  int variant = -1;  // adaptive compression: the candidate (index); -1: the scenario's compressor
+  double cr = 1;
+  std::string collective;
+  bool exploring = false;
 };
 
 struct WorkerRecord {
@@ -70,6 +79,13 @@ struct SimulationResult {
   std::vector<CollectiveChoiceRecord> collective_choices;  // "auto": its pick per distinct bucket size
   std::vector<double> bucket_bytes;                          // dense gradient bytes per bucket
   std::vector<models::BucketCompression> compression;        // per bucket, under a compressor
+  /// Per iteration: the fraction of gradient elements sent (k/n; 1 dense), the gradient
+  /// collective(s) it ran ("a+b" when buckets differ; "none" without one), and whether
+  /// adaptive compression was exploring.
+  std::vector<IterationCompression> iteration_compression;
+  /// Adaptive compression: its explorations and the network it probed (per iteration).
+  std::vector<models::Exploration> explorations;
+  std::vector<models::NetworkProbe> probes;
 };
 
 /// Called when worker 0 finishes an iteration: (iterations done, iterations, simulated seconds).
@@ -84,6 +100,9 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
 /// compressor's all-gather: every worker's wire bytes), encode and decode seconds (a gathered
 /// bucket decodes every worker's encoding). Empty without a compressor.
 std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const std::vector<models::Bucket>& buckets);
+/// The same for compressor `comp` (adaptive compression: the scenario's at one candidate ratio).
+std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const models::Compressor& comp,
+                                                        const std::vector<models::Bucket>& buckets);
 
 /// The alpha (worst host-to-host path latency from worker 0) and beta (inverse
 /// of the slowest link's bandwidth) used by analytic fidelity; on a platform of

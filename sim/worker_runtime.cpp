@@ -10,6 +10,12 @@
 namespace ddlsim::sim::detail {
 namespace {
 
+/// The algorithm the scenario's collective runs for `bytes` ("auto": the one it picks).
+std::string collective_name(const Context& ctx, double bytes, const models::AlphaBeta& ab) {
+  auto name = ctx.scenario->training.collective_algorithm->resolved_name(ctx.group, bytes, ab);
+  return name.empty() ? ctx.scenario->training.collective.name : name;
+}
+
 /// The worker-side Runtime: compute is accumulated and slept lazily (only
 /// when the worker interacts with communication), which is exact because
 /// compute touches nothing shared, and keeps per-layer replay cheap.
@@ -29,6 +35,7 @@ class SimRuntime final : public models::Runtime {
     if (ctx_.traced(rank_, iteration_)) ctx_.trace(rank_, 0, label, models::to_string(phase), now(), seconds);
     debt_ += seconds;
     current().compute_s += seconds;
+    if (phase == models::Phase::ENCODE || phase == models::Phase::DECODE) current().codec_s += seconds;
   }
 
   void submit(const models::CommRequest& request) override {
@@ -74,6 +81,9 @@ class SimRuntime final : public models::Runtime {
     flush();
     current().end_s = sg4::Engine::get_clock();
     current().comm_busy_s += p2p_.busy_s(current().start_s, current().end_s);
+    if (ctx_.adaptive)
+      ctx_.adaptive->controller.report(iteration, current().end_s - current().start_s, current().codec_s,
+                                       current().comm_busy_s);
     if (rank_ == 0 && ctx_.progress) ctx_.progress(iteration + 1, ctx_.plan.iterations, current().end_s);
   }
 
@@ -103,6 +113,11 @@ class SimRuntime final : public models::Runtime {
   [[nodiscard]] const models::LogicalGraph* graph() const override { return ctx_.graph.get(); }
   void record_neighbour_staleness(std::int64_t iterations) override {
     ctx_.result.neighbour_staleness.push_back(iterations);
+  }
+  int compression_variant(int iteration) override {
+    if (!ctx_.adaptive) return -1;
+    flush();
+    return adaptive_variant(ctx_, iteration, sg4::Engine::get_clock());
   }
 
   /// After the model's loop: nothing may stay in flight. A model with a logical graph puts
@@ -150,8 +165,10 @@ class SimRuntime final : public models::Runtime {
       const auto b = static_cast<std::size_t>(item.request.bucket);
       const double own = std::max(item.submit_s, end);
       const double start = std::max(own, round.arrival[b]);
-      const auto& ab = ctx_.network->at(start);
-      const auto& algo = coll.resolve(ctx_.group, item.request.bytes, ab);
+      const models::AlphaBeta pick = ctx_.resolution_ab(item.iteration, start);
+      const models::AlphaBeta ab = ctx_.network->at(start);
+      const auto& algo = coll.resolve(ctx_.group, item.request.bytes, pick);
+      if (rank_ == 0) ctx_.note_collective(item.iteration, collective_name(ctx_, item.request.bytes, pick));
       const CostTerms cost = cost_terms(algo, ctx_.group, item.request.bytes, ab);
       end = ctx_.network->finish(start, call_cost_s(ctx_, algo) + cost.latency_s, cost.transfer_s);
       auto& it = rec.iterations.at(static_cast<std::size_t>(item.iteration));
@@ -226,8 +243,10 @@ void comm_stream(Context& ctx, int rank) {
           ctx.collective_ready[s]->release();
         }
       if (req.group.empty()) {
-        // "auto" picks its algorithm for this platform's alpha and beta.
-        const auto& algo = coll.resolve(ctx.group, req.bytes, ctx.ab);
+        // "auto" picks its algorithm for this platform's alpha and beta (at this iteration).
+        const models::AlphaBeta pick = ctx.resolution_ab(item.iteration, t0);
+        const auto& algo = coll.resolve(ctx.group, req.bytes, pick);
+        if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, req.bytes, pick));
         // Every call pays its launch and handshake cost before its first message.
         if (const double call = call_cost_s(ctx, algo); call > 0) sg4::this_actor::sleep_for(call);
         TrafficCounters traffic;

@@ -23,7 +23,7 @@ struct TwoLayers {
   explicit TwoLayers(int iterations) {
     profile.layers = {Layer{"l0", 1e-3, 2e-3, 25, 100}, Layer{"l1", 1e-3, 2e-3, 12, 50}};
     profile.optimizer_s = 1e-3;
-    plan = TrainingPlan{&profile, iterations, make_buckets(profile, 100), true, {}, {}};
+    plan = TrainingPlan{&profile, iterations, make_buckets(profile, 100), true, {}, {}, {}};
   }
 };
 

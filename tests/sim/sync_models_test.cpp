@@ -55,7 +55,7 @@ Run run(const TempDir& tmp, const std::string& name, const json& scenario) {
   std::string line;
   std::getline(in, line);
   CHECK(line == "worker,iteration,start_s,end_s,duration_s,compute_s,exposed_comm_s,comm_busy_s,straggler_wait_s,"
-                "staleness_wait_s");
+                "staleness_wait_s,encode_decode_s,cr,collective,exploring");
   while (std::getline(in, line)) {
     std::vector<std::string> f;
     std::stringstream ls(line);

@@ -1,0 +1,46 @@
+// ddlsim: adaptive compression in a run, and the network "auto" picks with per iteration.
+#include "sim/context.hpp"
+
+#include <algorithm>
+
+namespace ddlsim::sim::detail {
+
+int adaptive_variant(Context& ctx, int iteration, double now_s) {
+  auto& a = *ctx.adaptive;
+  const auto i = static_cast<std::size_t>(iteration);
+  if (i >= a.decisions.size() && a.controller.choice_point(iteration)) {
+    // The choice needs every worker's report of the explored iterations: wait for all of them
+    // (under BSP they are a decode and an optimizer step apart at most).
+    a.barrier->wait();
+    now_s = sg4::Engine::get_clock();
+  }
+  if (i >= a.decisions.size()) {
+    const auto& ab = ctx.network->at(now_s);
+    a.probes.push_back(ab);
+    a.decisions.push_back(a.controller.decide(iteration, models::NetworkProbe{ab.alpha_s, ab.beta_s_per_byte}));
+  }
+  return a.decisions.at(i).candidate;
+}
+
+const models::AlphaBeta& Context::resolution_ab(int iteration, double t) {
+  if (adaptive) return adaptive->probes.at(static_cast<std::size_t>(iteration));
+  if (network->constant()) return ab;
+  if (analytic()) return network->at(t);
+  return iteration_ab.try_emplace(iteration, network->at(t)).first->second;
+}
+
+void Context::note_collective(int iteration, const std::string& name) {
+  auto& rows = result.iteration_compression;
+  if (rows.size() <= static_cast<std::size_t>(iteration)) rows.resize(static_cast<std::size_t>(iteration) + 1);
+  auto& c = rows[static_cast<std::size_t>(iteration)].collective;
+  // Distinct names in the order the buckets first ran them.
+  std::size_t from = 0;
+  while (from <= c.size()) {
+    const auto to = std::min(c.find('+', from), c.size());
+    if (c.compare(from, to - from, name) == 0 && to - from == name.size()) return;
+    from = to + 1;
+  }
+  c += (c.empty() ? "" : "+") + name;
+}
+
+}  // namespace ddlsim::sim::detail
