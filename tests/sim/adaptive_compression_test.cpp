@@ -180,3 +180,26 @@ TEST_CASE("adaptive compression: what it cannot adapt is refused, naming the JSO
   CHECK(refused(none).find("/training/adaptive_compression/gain_model: adaptive compression needs a gain model") !=
         std::string::npos);
 }
+
+TEST_CASE("auto re-decides per iteration under link traces: AR-Topk's pick follows the latency") {
+  // N = 4, M_c = 10 kB (k = 2,500 of 250,000 elements at ratio 0.01). At 1 us per link the
+  // seed's inequalities pick the ring (alpha/beta = 2.5 kB < 0.417 M_c); from 0.1 s on, at
+  // 100 us per link (alpha/beta = 250 kB), the all-gather.
+  TempDir tmp;
+  json s = scenario(8);
+  s["training"].erase("adaptive_compression");
+  s["training"]["collective"] = {{"name", "auto"}};
+  s["training"]["compressor"] = {{"name", "artopk"}, {"params", {{"ratio", 0.01}}}};
+  s["workload"]["synthetic"]["grad_bytes"] = "1MB";
+  s["network"]["link_traces"] = json::array({{{"latency", json::array({json::array({0, "1us"}), json::array({0.1, "100us"})})}}});
+  for (const char* fidelity : {"flow", "analytic"}) {
+    CAPTURE(std::string(fidelity));
+    s["network"]["fidelity"] = fidelity;
+    (void)run(tmp, fidelity, s);
+    const auto rows = worker0(tmp, fidelity);
+    REQUIRE(rows.size() == 8);
+    CHECK(std::get<1>(rows.front()) == "artopk_ring");
+    CHECK(std::get<1>(rows.back()) == "allgather");
+    for (const auto& r : rows) CHECK(std::get<0>(r) == doctest::Approx(0.01));
+  }
+}
