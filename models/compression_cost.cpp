@@ -48,17 +48,7 @@ CompressionCostTable CompressionCostTable::read(const json& doc, const std::stri
 }
 
 CompressionCostTable CompressionCostTable::load(const std::string& file, const std::string& ref_path) {
-  json doc;
-  try {
-    doc = read_json_file(file, "compressor cost table");
-  } catch (const ConfigError& e) {
-    throw ConfigError(ref_path, e.what());
-  }
-  try {
-    return read(doc, "");
-  } catch (const ConfigError& e) {
-    throw ConfigError(ref_path, fmt::format("in compressor cost table \"{}\": {}", file, e.what()));
-  }
+  return load_referenced(file, "compressor cost table", ref_path, [](const json& doc) { return read(doc, ""); });
 }
 
 const CompressorCost* CompressionCostTable::find(const std::string& compressor) const {

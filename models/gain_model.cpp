@@ -52,17 +52,7 @@ GainModel GainModel::read(const json& doc, const std::string& path) {
 }
 
 GainModel GainModel::load(const std::string& file, const std::string& ref_path) {
-  json doc;
-  try {
-    doc = read_json_file(file, "gain model");
-  } catch (const ConfigError& e) {
-    throw ConfigError(ref_path, e.what());
-  }
-  try {
-    return read(doc, "");
-  } catch (const ConfigError& e) {
-    throw ConfigError(ref_path, fmt::format("in gain model \"{}\": {}", file, e.what()));
-  }
+  return load_referenced(file, "gain model", ref_path, [](const json& doc) { return read(doc, ""); });
 }
 
 double GainModel::gain(double ratio, double step) const {

@@ -30,6 +30,25 @@ std::string pointer_append(const std::string& path, const std::string& key);
 /// `<file>: malformed JSON at line L, column C: <reason>`.
 json read_json_file(const std::string& file, const std::string& what);
 
+/// Reads a JSON file that a scenario names at `ref_path` and validates it with `read(doc)`: every
+/// error is a ConfigError at `ref_path`: `cannot open <what> file "FILE"`, or the file's own path
+/// inside the message, `in <what><suffix> "FILE": /key: ...`.
+template <class Read>
+auto load_referenced(const std::string& file, const std::string& what, const std::string& ref_path, Read read,
+                     const std::string& suffix = "") {
+  json doc;
+  try {
+    doc = read_json_file(file, what);
+  } catch (const ConfigError& e) {
+    throw ConfigError(ref_path, e.what());
+  }
+  try {
+    return read(doc);
+  } catch (const ConfigError& e) {
+    throw ConfigError(ref_path, "in " + what + suffix + " \"" + file + "\": " + e.what());
+  }
+}
+
 class ObjectReader {
  public:
   /// Throws ConfigError(path, "expected an object, got ...") if `value` is not an object.

@@ -68,17 +68,7 @@ Profile parse_profile(const json& value, const std::string& path) {
 }
 
 Profile load_profile_file(const std::string& file, const std::string& ref_path) {
-  json doc;
-  try {
-    doc = read_json_file(file, "profile");
-  } catch (const ConfigError& e) {
-    throw ConfigError(ref_path, e.what());
-  }
-  try {
-    return parse_profile(doc, "");
-  } catch (const ConfigError& e) {
-    throw ConfigError(ref_path, fmt::format("in profile file \"{}\": {}", file, e.what()));
-  }
+  return load_referenced(file, "profile", ref_path, [](const json& doc) { return parse_profile(doc, ""); }, " file");
 }
 
 Profile synthetic_profile(ObjectReader& s) {
