@@ -92,7 +92,7 @@ nlohmann::json compression_json(const sim::Scenario& sc, const sim::SimulationRe
   if (adaptive.enabled) settings["ratio"] = "adaptive (adaptive_compression)";
   return {{"compressor", sc.training.compressor.name},
           {"settings", settings},
-          {"aggregation", models::to_string(aggregation)},
+          {"aggregation", sc.training.sync_model->uses_servers() ? std::string("push") : models::to_string(aggregation)},
           {"index_encoding", comp.index_encoding()},
           {"dense_bytes_per_worker_iteration", dense},
           {"wire_bytes_per_worker_iteration", wire},

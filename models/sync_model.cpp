@@ -38,6 +38,17 @@ std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan)
   return static_cast<std::int64_t>(srv.workers()) * plan.iterations * static_cast<std::int64_t>(plan.buckets.size());
 }
 
+Push receive_gradient(ServerRuntime& srv, const TrainingPlan& plan) {
+  Push push = srv.receive_push();
+  if (!plan.compression.empty())
+    srv.compute(plan.compression.at(static_cast<std::size_t>(push.bucket)).server_decode_s, "decode");
+  return push;
+}
+
+double shard_bytes(const ServerRuntime& srv, const TrainingPlan& plan, int bucket) {
+  return plan.buckets.at(static_cast<std::size_t>(bucket)).bytes / srv.servers();
+}
+
 void run_push_pull_worker(Runtime& rt, const TrainingPlan& plan) {
   for (int it = 0; it < plan.iterations; ++it) {
     rt.iteration_begin(it);

@@ -168,9 +168,10 @@ class ServerRuntime {
 
 /// A bucket under the scenario's compressor: what is sent and what it costs to make and undo.
 struct BucketCompression {
-  double comm_bytes = 0;  // the bytes the gradient collective is called with
+  double comm_bytes = 0;  // the bytes the gradient collective is called with (pushed, with servers)
   double encode_s = 0;    // on the compute stream, before the bucket is submitted
   double decode_s = 0;    // on the compute stream, once the communication has finished
+  double server_decode_s = 0;  // parameter servers: decoding one worker's push of one shard
 };
 
 struct TrainingPlan {
@@ -193,8 +194,9 @@ class SyncModel {
   virtual void run_worker(Runtime& runtime, const TrainingPlan& plan) const = 0;
   /// True if this model runs parameter servers (run_server is then started on each).
   [[nodiscard]] virtual bool uses_servers() const { return false; }
-  /// True if the model aggregates gradient buckets with the scenario's collective through
-  /// replay_iteration, so a compressor applies to them (bsp with all-reduce).
+  /// True if the model sends gradient buckets through replay_iteration, so a compressor applies
+  /// to them: all-reduced with the scenario's collective, or pushed to parameter servers that
+  /// decode them (receive_gradient) and answer with dense parameters (bsp, asp, ssp).
   [[nodiscard]] virtual bool compresses_gradients() const { return false; }
   /// True if this model all-reduces with the scenario's collective (false: servers or gossip).
   [[nodiscard]] virtual bool uses_collective() const { return !uses_servers(); }
@@ -215,6 +217,13 @@ using SyncModelRegistry = Registry<SyncModel>;
 
 /// Pushes one server receives over a run: one per worker, iteration and bucket.
 std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan);
+
+/// The next gradient push, decoded on the server's compute when the workers compress (one
+/// shard's decode per push: servers sum the decoded gradients).
+Push receive_gradient(ServerRuntime& srv, const TrainingPlan& plan);
+
+/// What a pull sends back: the server's shard of a bucket's parameters, dense.
+double shard_bytes(const ServerRuntime& srv, const TrainingPlan& plan, int bucket);
 
 /// Trace replay of one iteration (DESIGN.md section 5): I/O, forward layers in
 /// order, backward layers in reverse; each bucket is submitted as `kind` when

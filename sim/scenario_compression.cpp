@@ -157,6 +157,11 @@ void check_adaptive(Scenario& s) {
   if (s.training.compressor.params.is_object() && s.training.compressor.params.contains("ratio"))
     throw ConfigError("/training/compressor/params/ratio",
                       "adaptive compression chooses the ratio among its candidate_ratios: remove it here");
+  if (s.training.sync_model->uses_servers() || !s.training.sync_model->synchronous())
+    throw ConfigError(path, fmt::format("adaptive compression explores and chooses in step across the workers: only "
+                                        "with \"bsp\" and \"aggregation\": \"allreduce\", not sync model \"{}\" "
+                                        "with parameter servers",
+                                        s.training.sync.name));
   const int explored = static_cast<int>(a.settings.candidates.size()) * a.settings.explore_iterations;
   if (s.workload.iterations <= explored)
     throw ConfigError("/workload/iterations",
@@ -247,7 +252,7 @@ void check_compression(Scenario& s) {
   if (!sync.compresses_gradients())
     throw ConfigError("/training/compressor/name",
                       fmt::format("sync model \"{}\" does not compress what it sends yet; compressors apply to the "
-                                  "gradient buckets of \"bsp\" with \"aggregation\": \"allreduce\"",
+                                  "gradient buckets of \"bsp\", \"asp\" and \"ssp\"",
                                   s.training.sync.name));
   if (s.training.bucketing.policy == BucketingPolicy::MGWFBP)
     throw ConfigError("/training/bucketing/policy",
@@ -270,6 +275,16 @@ void check_compression(Scenario& s) {
   }
   // What the compressed buckets can be aggregated with.
   const auto aggregation = s.training.compressor_model->encode(1e6).aggregation;
+  if (sync.uses_servers()) {  // every encoding can be pushed and decoded by the servers, but AR-Topk's
+    if (aggregation == models::Aggregation::ARTOPK)
+      throw ConfigError("/training/compressor/name",
+                        fmt::format("compressor \"artopk\" all-reduces every worker's values at one worker's top-k "
+                                    "indices; sync model \"{}\" pushes to parameter servers: use \"topk\" (each "
+                                    "worker's own top-k, decoded by the servers) or \"bsp\" with \"aggregation\": "
+                                    "\"allreduce\"",
+                                    s.training.sync.name));
+    return;
+  }
   const auto& coll = *s.training.collective_algorithm;
   if (aggregation == models::Aggregation::ARTOPK) {
     if (s.training.collective.name == "auto")

@@ -75,16 +75,23 @@ std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario
   std::vector<models::BucketCompression> out;
   const auto& cost = scenario.training.compression_cost.cost;
   const double workers = scenario.platform.workers;
+  const double servers = scenario.platform.parameter_servers;
   for (const auto& b : buckets) {
     const auto e = comp.encode(b.bytes);
     const double n = b.bytes / models::DENSE_ELEMENT_BYTES;
+    if (scenario.training.sync_model->uses_servers()) {
+      // Each worker pushes its encoding, one shard to each server; a server decodes every push.
+      out.push_back(models::BucketCompression{e.wire_bytes, cost.encode.at(n, e.kept_elements), 0,
+                                              cost.decode.at(n / servers, e.kept_elements / servers)});
+      continue;
+    }
     const bool gathered = e.aggregation == models::Aggregation::GATHER;
     // AR-Topk's collectives are called with M_c, one worker's values (its indices cost the same).
     const double sent = e.aggregation == models::Aggregation::ARTOPK ? e.value_bytes : e.wire_bytes;
     // A gathered bucket is an all-gather of every worker's encoding, and each is decoded.
     out.push_back(models::BucketCompression{gathered ? workers * sent : sent,
                                             cost.encode.at(n, e.kept_elements),
-                                            (gathered ? workers : 1.0) * cost.decode.at(n, e.kept_elements)});
+                                            (gathered ? workers : 1.0) * cost.decode.at(n, e.kept_elements), 0});
   }
   return out;
 }

@@ -24,19 +24,20 @@ class Asp final : public SyncModel {
   void run_worker(Runtime& rt, const TrainingPlan& plan) const override { run_push_pull_worker(rt, plan); }
 
   [[nodiscard]] bool uses_servers() const override { return true; }
+  [[nodiscard]] bool compresses_gradients() const override { return true; }
   [[nodiscard]] bool synchronous() const override { return false; }
 
   void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {
     const double total = plan.profile->grad_bytes();
     std::map<int, std::int64_t> version;  // bucket -> updates applied to this shard
     for (std::int64_t n = expected_pushes(srv, plan); n > 0; --n) {
-      Push push = srv.receive_push();
+      Push push = receive_gradient(srv, plan);
       const double share = total > 0 ? plan.buckets[static_cast<std::size_t>(push.bucket)].bytes / total : 0;
       srv.compute(plan.profile->optimizer_s * share / srv.servers(), "update");
       std::int64_t& v = version[push.bucket];
       srv.record_staleness(v - push.seen_version);
       ++v;
-      srv.send_pull(push.worker, push.bucket, push.bytes, v);
+      srv.send_pull(push.worker, push.bucket, shard_bytes(srv, plan, push.bucket), v);
     }
   }
 };

@@ -38,21 +38,21 @@ class Bsp final : public SyncModel {
   }
 
   [[nodiscard]] bool uses_servers() const override { return parameter_server_; }
-  [[nodiscard]] bool compresses_gradients() const override { return !parameter_server_; }
+  [[nodiscard]] bool compresses_gradients() const override { return true; }
 
   void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {
     const double total = plan.profile->grad_bytes();
     std::map<int, std::vector<Push>> pending;  // bucket -> pushes received
     std::int64_t version = 0;
     for (std::int64_t n = expected_pushes(srv, plan); n > 0; --n) {
-      Push push = srv.receive_push();
+      Push push = receive_gradient(srv, plan);
       auto& got = pending[push.bucket];
       got.push_back(push);
       if (static_cast<int>(got.size()) < srv.workers()) continue;
       const double share = total > 0 ? plan.buckets[static_cast<std::size_t>(push.bucket)].bytes / total : 0;
       srv.compute(plan.profile->optimizer_s * share / srv.servers(), "update");
       ++version;
-      for (const auto& p : got) srv.send_pull(p.worker, p.bucket, p.bytes, version);
+      for (const auto& p : got) srv.send_pull(p.worker, p.bucket, shard_bytes(srv, plan, p.bucket), version);
       pending.erase(push.bucket);
     }
   }

@@ -35,6 +35,7 @@ class Ssp final : public SyncModel {
   void run_worker(Runtime& rt, const TrainingPlan& plan) const override { run_push_pull_worker(rt, plan); }
 
   [[nodiscard]] bool uses_servers() const override { return true; }
+  [[nodiscard]] bool compresses_gradients() const override { return true; }
   [[nodiscard]] bool synchronous() const override { return false; }
   [[nodiscard]] nlohmann::json settings() const override { return {{"staleness_bound", bound_}}; }
 
@@ -46,7 +47,7 @@ class Ssp final : public SyncModel {
     std::vector<std::vector<Push>> unapplied(buckets);  // gradients received, not in a step yet
     std::vector<std::int64_t> version(buckets, 0);      // optimizer steps applied to each shard
     for (std::int64_t n = expected_pushes(srv, plan); n > 0; --n) {
-      Push push = srv.receive_push();
+      Push push = receive_gradient(srv, plan);
       const auto b = static_cast<std::size_t>(push.bucket);
       clocks.pushed(push.worker, push.bucket);
       unapplied[b].push_back(push);
@@ -64,7 +65,7 @@ class Ssp final : public SyncModel {
         }
         if (released > held_since[b][i]) srv.record_held(h, released - held_since[b][i]);
         if (!unapplied[b].empty()) apply(srv, plan, b, unapplied[b], version[b]);
-        srv.send_pull(h.worker, h.bucket, h.bytes, version[b]);
+        srv.send_pull(h.worker, h.bucket, shard_bytes(srv, plan, h.bucket), version[b]);
       }
       held[b].resize(kept);
       held_since[b].resize(kept);

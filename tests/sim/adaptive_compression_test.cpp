@@ -175,6 +175,14 @@ TEST_CASE("adaptive compression: what it cannot adapt is refused, naming the JSO
   up["training"]["adaptive_compression"]["candidate_ratios"] = json::array({0.01, 0.1});
   CHECK(refused(up).find("/training/adaptive_compression/candidate_ratios/1: candidate ratios must decrease") !=
         std::string::npos);
+  json asp = scenario(40);
+  asp["training"]["sync"] = {{"name", "asp"}};
+  asp["training"].erase("collective");
+  asp["platform"]["parameter_servers"] = 1;
+  asp["training"]["compressor"]["name"] = "topk";
+  CHECK(refused(asp).find("/training/adaptive_compression: adaptive compression explores and chooses in step across "
+                          "the workers: only with \"bsp\" and \"aggregation\": \"allreduce\", not sync model \"asp\"") !=
+        std::string::npos);
   json none = scenario(40);
   none["training"]["adaptive_compression"].erase("gain_model");
   CHECK(refused(none).find("/training/adaptive_compression/gain_model: adaptive compression needs a gain model") !=

@@ -121,12 +121,11 @@ TEST_CASE("compressors refuse what they cannot be used with, naming the alternat
   CHECK(refused(no_cost).rfind("ddlsim: error: /training/compression_cost: compressor \"fp16\" needs its encode and "
                                "decode costs: ",
                                0) == 0);
-  json ps = scenario("fp16", "ring");
-  ps["training"]["sync"] = {{"name", "asp"}};
-  ps["training"].erase("collective");
-  ps["platform"]["parameter_servers"] = 1;
-  CHECK(refused(ps) == "ddlsim: error: /training/compressor/name: sync model \"asp\" does not compress what it sends "
-                       "yet; compressors apply to the gradient buckets of \"bsp\" with \"aggregation\": \"allreduce\"\n");
+  json gossip = scenario("fp16", "ring");
+  gossip["training"]["sync"] = {{"name", "gossip"}};
+  gossip["training"].erase("collective");
+  CHECK(refused(gossip) == "ddlsim: error: /training/compressor/name: sync model \"gossip\" does not compress what it "
+                           "sends yet; compressors apply to the gradient buckets of \"bsp\", \"asp\" and \"ssp\"\n");
   json table = scenario("powersgd", "ring");
   table["training"]["compression_cost"] = {{"table", std::string(DDLSIM_SOURCE_DIR) + "/scenarios/compressor_costs/v100_gravac.json"}};
   CHECK(refused(table).find("has no costs for compressor \"powersgd\"; it has: dgc, randomk, redsync, topk") !=
@@ -195,4 +194,38 @@ TEST_CASE("artopk STAR selection rotates the broadcaster: a slow worker costs mo
   CHECK(worker1[0] > worker1[1] * 1.05);
   CHECK(worker1[0] == doctest::Approx(worker1[4]).epsilon(1e-12));  // period N
   CHECK(worker1[1] == doctest::Approx(worker1[2]).epsilon(1e-12));
+}
+
+TEST_CASE("parameter servers take compressed pushes, decode each one and answer with dense parameters") {
+  // One 25 MB bucket, one server on the star, no overlap. Pushes share the server's link, so
+  // fp16 saves N (M - M/2) / B there; each worker encodes (n ENC) before pushing; the server
+  // decodes the N pushes one after another (n DEC each); the pulls stay dense.
+  TempDir tmp;
+  const double m = 25e6, n = m / 4;
+  auto ps = [](const json& compressor, const std::string& sync) {
+    json s = scenario("none", "ring");
+    s["workload"]["synthetic"]["layers"] = 1;
+    s["platform"]["parameter_servers"] = 1;
+    s["training"].erase("collective");
+    s["training"]["sync"] = sync == "bsp" ? json{{"name", "bsp"}, {"params", {{"aggregation", "parameter_server"}}}}
+                                          : json{{"name", sync}};
+    if (!compressor.is_null()) {
+      s["training"]["compressor"] = compressor;
+      s["training"]["compression_cost"] = {{"encode", {{"per_element_s", ENC}}}, {"decode", {{"per_element_s", DEC}}}};
+    }
+    return s;
+  };
+  const auto dense = run(tmp, "ps-dense", ps(nullptr, "bsp")).summary;
+  const auto half = run(tmp, "ps-fp16", ps({{"name", "fp16"}}, "bsp")).summary;
+  CHECK(half["iteration_time_s"].get<double>() ==
+        doctest::Approx(dense["iteration_time_s"].get<double>() + ENC * n + N * DEC * n - N * (m / 2) / BW).epsilon(1e-9));
+  CHECK(dense["comm_bytes_per_iteration"].get<double>() == doctest::Approx(N * m + N * m).epsilon(1e-12));
+  CHECK(half["comm_bytes_per_iteration"].get<double>() == doctest::Approx(N * m / 2 + N * m).epsilon(1e-12));
+  CHECK(half["compression"]["aggregation"] == "push");
+  // asp with top-k at 1 %: each worker pushes k values and indices, and pulls the dense shard.
+  const auto asp = run(tmp, "asp-topk", ps({{"name", "topk"}, {"params", {{"ratio", 0.01}}}}, "asp")).summary;
+  CHECK(asp["comm_bytes_per_iteration"].get<double>() == doctest::Approx(N * 8 * (0.01 * n) + N * m).epsilon(1e-12));
+  CHECK(refused(ps({{"name", "artopk"}}, "ssp")).find(
+            "/training/compressor/name: compressor \"artopk\" all-reduces every worker's values at one worker's top-k "
+            "indices; sync model \"ssp\" pushes to parameter servers: use \"topk\"") != std::string::npos);
 }
