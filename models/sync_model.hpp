@@ -16,14 +16,13 @@
 //    put from a peer that has fully arrived, read without blocking -- MPI's
 //    passive-target one-sided model, seed 000);
 //  - graph(): the sync model's logical communication graph (out_peers, in_peers).
-// Server side: receive_push() takes the next gradient push from any worker;
-// send_pull() answers one worker with fresh parameters; ServerClocks keeps the
-// per-shard worker clocks that bounded staleness (SSP) is decided on.
+// Server side: models/server_runtime.hpp.
 #pragma once
 
 #include "models/bucketing.hpp"
 #include "models/profile.hpp"
 #include "models/registry.hpp"
+#include "models/server_runtime.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -119,51 +118,6 @@ class Runtime {
   /// This rank's peers in the logical graph in `round` (empty without a graph).
   [[nodiscard]] std::vector<int> out_peers(int round) const;
   [[nodiscard]] std::vector<int> in_peers(int round) const;
-};
-
-struct Push {
-  int worker = 0;
-  int bucket = 0;
-  double bytes = 0;               // bytes received by this server
-  std::int64_t seen_version = 0;  // the version of this shard the worker last pulled
-  int iteration = 0;              // the pushing worker's iteration (its clock)
-};
-
-/// Server-side clocks for bounded staleness (Ho et al. 2013): per shard (bucket), the pushes
-/// each worker has made, i.e. the number of its iterations this server has seen for that shard.
-class ServerClocks {
- public:
-  ServerClocks(int workers, int buckets)
-      : workers_(workers), clocks_(static_cast<std::size_t>(workers) * static_cast<std::size_t>(buckets), 0) {}
-  void pushed(int worker, int bucket) { ++clocks_[index(worker, bucket)]; }
-  [[nodiscard]] std::int64_t clock(int worker, int bucket) const { return clocks_[index(worker, bucket)]; }
-  /// The slowest worker's clock on `bucket`.
-  [[nodiscard]] std::int64_t min_clock(int bucket) const;
-
- private:
-  [[nodiscard]] std::size_t index(int worker, int bucket) const {
-    return static_cast<std::size_t>(bucket) * static_cast<std::size_t>(workers_) + static_cast<std::size_t>(worker);
-  }
-  int workers_;
-  std::vector<std::int64_t> clocks_;
-};
-
-class ServerRuntime {
- public:
-  virtual ~ServerRuntime() = default;
-  [[nodiscard]] virtual int server() const = 0;
-  [[nodiscard]] virtual int servers() const = 0;
-  [[nodiscard]] virtual int workers() const = 0;
-  [[nodiscard]] virtual double now() = 0;
-  virtual void compute(double seconds, const std::string& label) = 0;
-  /// The next push from any worker (blocks).
-  virtual Push receive_push() = 0;
-  /// Answers `worker` with `bytes` of parameters at `version`.
-  virtual void send_pull(int worker, int bucket, double bytes, std::int64_t version) = 0;
-  /// Records the staleness of one applied gradient (updates applied since the worker's pull).
-  virtual void record_staleness(std::int64_t staleness) = 0;
-  /// Records that `push`'s pull was held `seconds` by a staleness bound before it was answered.
-  virtual void record_held(const Push& push, double seconds) = 0;
 };
 
 /// A bucket under the scenario's compressor: what is sent and what it costs to make and undo.
