@@ -1,5 +1,7 @@
 #include "analysis/summary.hpp"
 
+#include "analysis/events.hpp"
+
 #include "models/compressor.hpp"
 #include "models/logical_graph.hpp"
 #include "models/units.hpp"
@@ -167,7 +169,11 @@ std::string aggregation_name(const sim::Scenario& sc) {
 std::string iterations_csv(const sim::SimulationResult& result) {
   std::string out =
       "worker,iteration,start_s,end_s,duration_s,compute_s,exposed_comm_s,comm_busy_s,straggler_wait_s,"
-      "staleness_wait_s,encode_decode_s,cr,collective,exploring\n";
+      "staleness_wait_s,encode_decode_s,cr,collective,exploring";
+  bool events = false;
+  for (const auto& w : result.workers)
+    for (const auto& r : w.iterations) events = events || r.events_sent >= 0;
+  out += events ? ",events_sent,events_saved\n" : "\n";
   for (std::size_t w = 0; w < result.workers.size(); ++w) {
     const auto& its = result.workers[w].iterations;
     for (std::size_t i = 0; i < its.size(); ++i) {
@@ -177,6 +183,10 @@ std::string iterations_csv(const sim::SimulationResult& result) {
                          r.start_s, r.end_s, r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s,
                          r.straggler_wait_s, r.staleness_wait_s, r.codec_s, c.cr,
                          c.collective.empty() ? "none" : c.collective, c.exploring ? 1 : 0);
+      if (events) {
+        out.pop_back();
+        out += r.events_sent >= 0 ? fmt::format(",{},{}\n", r.events_sent, r.events_possible - r.events_sent) : ",,\n";
+      }
     }
   }
   return out;
@@ -357,6 +367,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   if (sc.training.adaptive.enabled) j["adaptive_compression"] = adaptive_json(sc, result, s);
   if (s.staleness.count > 0) j["staleness"] = to_json(s.staleness, "updates");
   if (s.neighbour_staleness.count > 0) j["neighbour_staleness"] = to_json(s.neighbour_staleness, "iterations");
+  if (auto events = events_json(sc, result); !events.is_null()) j["events"] = std::move(events);
   return j;
 }
 
@@ -436,6 +447,7 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
                                             a["explorations"].size(), a["explorations"].size() == 1 ? "" : "s", reasons,
                                             a["exploration_iterations"].get<int>(), ratios));
   }
+  if (const auto line = events_line(sc, result); !line.empty()) row("events", line);
   if (s.neighbour_staleness.count > 0)
     row("neighbour staleness (iterations)", fmt::format("mean {:.3g}, p95 {:.3g}, max {:.0f}", s.neighbour_staleness.mean,
                                                         s.neighbour_staleness.p95, s.neighbour_staleness.max));

@@ -25,6 +25,7 @@
 #include "models/server_runtime.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -45,6 +46,8 @@ struct CommRequest {
     ALLREDUCE,  // aggregate `bytes` among all workers with the scenario's gradient collective (an
                 // all-reduce; an all-gather of every worker's encoding under a gathering compressor)
     PUSH_PULL,  // push bytes/S to each of the S servers, then pull bytes/S back from each
+    PULL,       // pull bytes/S back from each of the S servers without pushing (ordered_gradients'
+                // unselected workers); the servers answer once they have the update
   };
   Kind kind = Kind::ALLREDUCE;
   int bucket = 0;
@@ -105,6 +108,9 @@ class Runtime {
   /// the candidate ratio the controller chose); -1: plan.compression. Called once per iteration,
   /// in order, before its compute.
   virtual int compression_variant(int /*iteration*/) { return -1; }
+  /// Event-driven models (SyncModel::events_unit): of `possible` messages this iteration could
+  /// have sent under the always-send baseline, `sent` were sent. Called once per iteration.
+  virtual void record_events(std::int64_t /*sent*/, std::int64_t /*possible*/) {}
 
   // Conveniences on top of the above.
   void send(int peer, double bytes, int tag, std::int64_t version) { wait(isend(peer, bytes, tag, version)); }
@@ -141,6 +147,17 @@ struct TrainingPlan {
   std::vector<int> roots;
 };
 
+/// What a sync model may need beyond its params, known once the scenario is read (SyncModel::bind).
+struct SyncBinding {
+  int workers = 1;
+  int iterations = 1;
+  std::uint64_t seed = 0;
+  const Profile* profile = nullptr;
+  std::string params_path = "/training/sync/params";
+  /// A file named in the params -> the path to open (relative to the scenario's folder).
+  std::function<std::string(const std::string&)> resolve = [](const std::string& f) { return f; };
+};
+
 class SyncModel {
  public:
   virtual ~SyncModel() = default;
@@ -165,6 +182,18 @@ class SyncModel {
   }
   /// The model's settings with defaults filled in, for summary.json ("sync_settings").
   [[nodiscard]] virtual nlohmann::json settings() const { return nlohmann::json::object(); }
+  /// Load time, once: reads what the params name (training traces) and checks it against the
+  /// scenario. Throws ConfigError at a path under binding.params_path.
+  virtual void bind(const SyncBinding& /*binding*/) {}
+  /// Event-driven models (communication decided per iteration by training numerics): what one
+  /// event is, for outputs ("tensor put to one neighbour", ...); empty for the others.
+  [[nodiscard]] virtual std::string events_unit() const { return {}; }
+  /// Where the event decisions come from (source, trace, recorded accuracy), for summary.json.
+  [[nodiscard]] virtual nlohmann::json decisions() const { return nullptr; }
+  /// Pushes worker `worker` makes to each server over the run (servers post that many receives).
+  [[nodiscard]] virtual std::int64_t pushes_per_worker(const TrainingPlan& plan, int /*worker*/) const {
+    return static_cast<std::int64_t>(plan.iterations) * static_cast<std::int64_t>(plan.buckets.size());
+  }
 };
 
 using SyncModelRegistry = Registry<SyncModel>;

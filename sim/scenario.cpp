@@ -332,7 +332,18 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     read_compression_cost(t, s, base_dir);
     read_adaptive_compression(t, s, base_dir);
     t.finish();
-    s.training.sync_model = create_plugin<models::SyncModel>(s.training.sync, "/training/sync", "sync model");
+    {
+      auto sync = models::SyncModelRegistry::instance().create(s.training.sync.name, s.training.sync.params,
+                                                               "/training/sync/name", "/training/sync/params", "sync model");
+      models::SyncBinding binding;
+      binding.workers = s.platform.workers;
+      binding.iterations = s.workload.iterations;
+      binding.seed = s.seed;
+      binding.profile = &s.workload.profile;
+      binding.resolve = [&base_dir](const std::string& f) { return resolve_beside(f, base_dir); };
+      sync->bind(binding);
+      s.training.sync_model = std::move(sync);
+    }
     s.training.graph = s.training.sync_model->logical_graph(s.platform.workers, s.seed);  // ConfigError if N cannot form it
     s.training.collective_algorithm =
         create_plugin<models::Collective>(s.training.collective, "/training/collective", "collective");

@@ -43,7 +43,8 @@ class SimServerRuntime final : public models::ServerRuntime {
     worker_of_.erase(worker_of_.begin() + static_cast<std::ptrdiff_t>(done));
     std::unique_ptr<PsMessage> msg(static_cast<PsMessage*>(inbox_[w]));
     inbox_[w] = nullptr;
-    if (++received_[w] < pushes_per_worker()) post(w);
+    ++received_[w];
+    post(w);
     last_iteration_ = msg->iteration;
     return models::Push{msg->worker, msg->bucket, msg->bytes, msg->version, msg->iteration};
   }
@@ -64,11 +65,8 @@ class SimServerRuntime final : public models::ServerRuntime {
   }
 
  private:
-  [[nodiscard]] std::int64_t pushes_per_worker() const {
-    return static_cast<std::int64_t>(ctx_.plan.iterations) * static_cast<std::int64_t>(ctx_.plan.buckets.size());
-  }
   void post(std::size_t worker) {
-    if (pushes_per_worker() <= received_[worker]) return;
+    if (ctx_.scenario->training.sync_model->pushes_per_worker(ctx_.plan, static_cast<int>(worker)) <= received_[worker]) return;
     active_.push_back(ctx_.push_boxes[static_cast<std::size_t>(server_)][worker]->get_async(&inbox_[worker]));
     worker_of_.push_back(worker);
   }

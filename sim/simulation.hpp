@@ -28,6 +28,8 @@ struct IterationRecord {
   double straggler_wait_s = 0;   // time this worker's collectives waited for the last peer to arrive
   double staleness_wait_s = 0;   // time this worker's pulls were held by a staleness bound (ssp)
   double codec_s = 0;            // of compute_s: encoding and decoding compressed buckets
+  std::int64_t events_sent = -1;     // event-driven sync models: messages sent (-1: not one)
+  std::int64_t events_possible = 0;  // ... and what the always-send baseline would have sent
   std::vector<double> arrivals;  // per bucket: when the communication stream started it (internal)
   std::vector<double> held;      // per bucket: the longest hold of its pulls over servers (internal)
 };

@@ -111,6 +111,10 @@ class SimRuntime final : public models::Runtime {
     return p2p_.latest(peer, tag);
   }
   [[nodiscard]] const models::LogicalGraph* graph() const override { return ctx_.graph.get(); }
+  void record_events(std::int64_t sent, std::int64_t possible) override {
+    current().events_sent = sent;
+    current().events_possible = possible;
+  }
   void record_neighbour_staleness(std::int64_t iterations) override {
     ctx_.result.neighbour_staleness.push_back(iterations);
   }
@@ -270,10 +274,10 @@ void comm_stream(Context& ctx, int rank) {
                           traffic, &req.group);
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       }
-    } else {  // PUSH_PULL: a shard to every server, then every shard back
+    } else {  // PUSH_PULL: a shard to every server, then every shard back (PULL: only back)
       const double shard = req.bytes / servers;
       std::vector<sg4::CommPtr> comms;
-      for (int s = 0; s < servers; ++s) {
+      for (int s = 0; s < servers && req.kind == models::CommRequest::Kind::PUSH_PULL; ++s) {
         auto* msg = new PsMessage{rank, req.bucket, shard, state.seen_version[{s, req.bucket}], item.iteration};
         comms.push_back(ctx.push_boxes[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank)]->put_async(
             msg, units_of(shard)));
@@ -294,8 +298,11 @@ void comm_stream(Context& ctx, int rank) {
     const double t1 = sg4::Engine::get_clock();
     iteration.comm_busy_s += t1 - t0;
     if (ctx.traced(rank, item.iteration))
-      ctx.trace(rank, 1, fmt::format("bucket {}", req.bucket),
-                req.kind == models::CommRequest::Kind::ALLREDUCE ? "allreduce" : "push_pull", t0, t1 - t0);
+      ctx.trace(rank, 1, req.bucket >= 0 ? fmt::format("bucket {}", req.bucket) : std::string("control"),
+                req.kind == models::CommRequest::Kind::ALLREDUCE ? "allreduce"
+                : req.kind == models::CommRequest::Kind::PULL    ? "pull"
+                                                                 : "push_pull",
+                t0, t1 - t0);
     if (--state.outstanding == 0 && state.waiting) {
       state.waiting = false;
       state.drained->release();

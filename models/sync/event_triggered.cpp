@@ -1,0 +1,236 @@
+// Event-triggered decentralised SGD (seed 000: EventGraD, Ghosh & Gupta; code at
+// github.com/soumyadipghosh/eventgrad, dmnist/event/event.cpp, which this follows).
+//
+// The workers form a ring (left = r-1, right = r+1 mod N). Each iteration a worker replays its
+// I/O, forward and backward; then, for each parameter tensor in order, it tests the event rule
+// (models/trigger_rules.hpp: |norm - norm at last send| >= threshold, always during the first
+// initial_comm_passes) and on an event puts the tensor one-sidedly to its left and its right
+// neighbour (MPI_Put in a passive-target epoch: the receiver takes no part); it averages each
+// tensor with the last values its neighbours put (without waiting: the receiver keeps computing
+// with the last values it received), then runs its optimizer step. The seed's code completes each
+// put before the next (lock, put, unlock per tensor and neighbour): "puts": "sequential", the
+// default; "concurrent" starts them together and waits for all, as one access epoch would.
+//
+// The decisions are training numerics, which a timing simulator cannot invent
+// (models/event_decisions.hpp):
+//   "decisions": "trace"     replays a recorded training trace (docs/traces.md) as recorded: its
+//                            tensors are the messages (numel x dtype bytes); it must have the
+//                            platform's workers, at least the workload's iterations, and tensors
+//                            adding up to the profile's gradient bytes.
+//   "decisions": "surrogate" a seeded schedule fitted from a trace, for models and sizes no trace
+//                            exists for: every tensor is sent during the trace's initial passes;
+//                            after them, per window of iterations, each message is sent with the
+//                            probability the trace's tensor at the same relative depth was (the
+//                            largest tensor of the trace layer at that depth). The messages are
+//                            the profile's layers (grad_bytes each).
+// The threshold settings are the trace's (a threshold in the params must equal the recorded one:
+// another threshold would have produced other numerics, which only a new recording can tell).
+//
+// Events are counted as the paper counts them: one per tensor per neighbour; the always-send
+// baseline is 2 x tensors per worker per iteration. Computing norms and averaging are not timed
+// (element-wise work the profile does not measure).
+#include "models/event_decisions.hpp"
+#include "models/logical_graph.hpp"
+#include "models/sync_model.hpp"
+
+#include <fmt/format.h>
+#include <optional>
+
+namespace ddlsim::models {
+namespace {
+
+struct ThresholdParams {  // what the scenario gave, to compare with the trace
+  std::optional<std::string> threshold;
+  std::optional<double> value, horizon;
+  std::optional<int> initial_comm_passes;
+};
+
+class EventTriggered final : public SyncModel {
+ public:
+  EventTriggered(DecisionSource source, ThresholdParams given, bool sequential)
+      : source_(std::move(source)), given_(std::move(given)), sequential_(sequential) {}
+
+  void bind(const SyncBinding& b) override {
+    if (b.workers < 2)
+      throw ConfigError("/platform/workers", "event_triggered needs at least 2 workers (a ring of neighbours)");
+    trace_ = load_decision_trace(source_, b, "event_triggered");
+    check_threshold(trace_->algorithm.trigger);
+    workers_ = b.workers;
+    if (source_.surrogate) fit_surrogate(b);
+    else replay_trace(b);
+  }
+
+  void run_worker(Runtime& rt, const TrainingPlan& plan) const override {
+    const int n = rt.workers();
+    const int r = rt.rank();
+    const int left = (r + n - 1) % n;
+    const int right = (r + 1) % n;
+    const auto tensors = static_cast<int>(bytes_.size());
+    std::vector<CommHandle> puts;
+    for (int it = 0; it < plan.iterations; ++it) {
+      rt.iteration_begin(it);
+      replay_compute(rt, plan, false);
+      std::int64_t sent = 0;
+      for (int i = 0; i < tensors; ++i) {
+        if (fires_[index(it, r, i)] == 0) continue;
+        for (int peer : {left, right}) {
+          const CommHandle h = rt.put(peer, bytes_[static_cast<std::size_t>(i)], i, it);
+          if (sequential_) rt.wait(h);
+          else puts.push_back(h);
+          ++sent;
+        }
+      }
+      rt.wait_all(puts);
+      puts.clear();
+      // Averaging reads the newest values each neighbour put of every tensor: their age.
+      for (int i = 0; i < tensors; ++i)
+        for (int peer : {left, right}) {
+          const auto got = rt.latest(peer, i);
+          rt.record_neighbour_staleness(it - (got ? got->version : -1));
+        }
+      rt.record_events(sent, 2 * static_cast<std::int64_t>(tensors));
+      if (plan.profile->optimizer_s > 0) rt.compute(plan.profile->optimizer_s, Phase::OPTIMIZER, "optimizer");
+      rt.iteration_end(it);
+    }
+  }
+
+  [[nodiscard]] bool uses_collective() const override { return false; }
+  [[nodiscard]] bool synchronous() const override { return false; }
+  [[nodiscard]] std::shared_ptr<const LogicalGraph> logical_graph(int workers, std::uint64_t seed) const override {
+    return workers >= 2 ? build_logical_graph(GraphSpec{}, workers, seed) : nullptr;
+  }
+  [[nodiscard]] std::string events_unit() const override { return "tensor put to one neighbour"; }
+  [[nodiscard]] nlohmann::json settings() const override {
+    nlohmann::json j{{"graph", "ring"}, {"puts", sequential_ ? "sequential" : "concurrent"}, {"decisions", source_.surrogate ? "surrogate" : "trace"}};
+    if (trace_) {
+      const auto& t = trace_->algorithm.trigger;
+      j["threshold"] = t.adaptive ? "adaptive" : "constant";
+      j[t.adaptive ? "horizon" : "value"] = t.adaptive ? t.horizon : t.value;
+      j["initial_comm_passes"] = t.initial_comm_passes;
+    }
+    return j;
+  }
+  [[nodiscard]] nlohmann::json decisions() const override {
+    auto j = describe_source(source_, trace_.get());
+    j["messages_per_iteration_baseline"] = 2 * bytes_.size();
+    if (source_.surrogate) j["surrogate_messages"] = "the profile's layers (grad_bytes each)";
+    return j;
+  }
+
+ private:
+  [[nodiscard]] std::size_t index(int k, int w, int i) const {
+    return (static_cast<std::size_t>(k) * static_cast<std::size_t>(workers_) + static_cast<std::size_t>(w)) * bytes_.size() +
+           static_cast<std::size_t>(i);
+  }
+
+  void check_threshold(const EventTriggerSettings& recorded) const {
+    const auto refuse = [&](const std::string& key, const std::string& given, const std::string& got) {
+      throw ConfigError(pointer_append(source_.path, key),
+                        fmt::format("{} here, but the training trace \"{}\" was recorded with {}; other settings give "
+                                    "other numerics: record a trace with them (tools/record_training.py) or leave "
+                                    "\"{}\" out",
+                                    given, source_.trace_file, got, key));
+    };
+    const std::string kind = recorded.adaptive ? "adaptive" : "constant";
+    if (given_.threshold && *given_.threshold != kind) refuse("threshold", *given_.threshold, kind);
+    if (given_.value && (recorded.adaptive || *given_.value != recorded.value))
+      refuse("value", fmt::format("{}", *given_.value), recorded.adaptive ? "an adaptive threshold" : fmt::format("value {}", recorded.value));
+    if (given_.horizon && (!recorded.adaptive || *given_.horizon != recorded.horizon))
+      refuse("horizon", fmt::format("{}", *given_.horizon), !recorded.adaptive ? "a constant threshold" : fmt::format("horizon {}", recorded.horizon));
+    if (given_.initial_comm_passes && *given_.initial_comm_passes != recorded.initial_comm_passes)
+      refuse("initial_comm_passes", fmt::format("{}", *given_.initial_comm_passes),
+             fmt::format("initial_comm_passes {}", recorded.initial_comm_passes));
+  }
+
+  void replay_trace(const SyncBinding& b) {
+    const auto& t = *trace_;
+    check_trace_bytes(t, b, source_);
+    for (int i = 0; i < t.tensor_count(); ++i) bytes_.push_back(t.tensor_bytes(i));
+    fires_.resize(static_cast<std::size_t>(b.iterations) * static_cast<std::size_t>(b.workers) * bytes_.size());
+    for (int k = 0; k < b.iterations; ++k)
+      for (int w = 0; w < b.workers; ++w)
+        for (int i = 0; i < t.tensor_count(); ++i) fires_[index(k, w, i)] = t.sent(k, w, i) ? 1 : 0;
+  }
+
+  void fit_surrogate(const SyncBinding& b) {
+    const auto& t = *trace_;
+    const int first = std::max(0, t.algorithm.trigger.initial_comm_passes - 1);  // passes p < P always send
+    if (first >= t.iterations)
+      throw ConfigError(pointer_append(source_.path, "trace"),
+                        fmt::format("training trace \"{}\" has only its {} initial passes ({} iterations): nothing to fit "
+                                    "a surrogate to",
+                                    source_.trace_file, first, t.iterations));
+    // The trace's layers (tensor names up to the last '.'), in order; each represented by its largest tensor.
+    std::vector<int> representative;
+    std::string previous;
+    for (int i = 0; i < t.tensor_count(); ++i) {
+      const auto& name = t.tensors[static_cast<std::size_t>(i)].name;
+      const std::string layer = name.substr(0, name.rfind('.'));
+      if (representative.empty() || layer != previous) representative.push_back(i);
+      else if (t.tensors[static_cast<std::size_t>(i)].numel > t.tensors[static_cast<std::size_t>(representative.back())].numel)
+        representative.back() = i;
+      previous = layer;
+    }
+    // Per trace tensor and window: the fraction of (iteration, worker) pairs that sent.
+    const int windows = window_of(t.iterations - 1, first, t.iterations - 1, source_.windows) + 1;
+    std::vector<std::vector<double>> sent(static_cast<std::size_t>(t.tensor_count()), std::vector<double>(static_cast<std::size_t>(windows), 0));
+    std::vector<double> count(static_cast<std::size_t>(windows), 0);
+    for (int k = first; k < t.iterations; ++k) {
+      const auto win = static_cast<std::size_t>(window_of(k, first, t.iterations - 1, source_.windows));
+      count[win] += t.workers;
+      for (int w = 0; w < t.workers; ++w)
+        for (int i = 0; i < t.tensor_count(); ++i) sent[static_cast<std::size_t>(i)][win] += t.sent(k, w, i) ? 1 : 0;
+    }
+    for (auto& per : sent)
+      for (std::size_t win = 0; win < per.size(); ++win) per[win] /= count[win];
+    // The messages: the profile's layers with gradients, mapped to the trace layer at the same depth.
+    std::vector<int> source_tensor;
+    const auto& layers = b.profile->layers;
+    for (const auto& layer : layers)
+      if (layer.grad_bytes > 0) bytes_.push_back(layer.grad_bytes);
+    const auto groups = representative.size();
+    for (std::size_t j = 0; j < bytes_.size(); ++j) {
+      const double depth = (static_cast<double>(j) + 0.5) / static_cast<double>(bytes_.size());
+      const auto g = std::min(groups - 1, static_cast<std::size_t>(depth * static_cast<double>(groups)));
+      source_tensor.push_back(representative[g]);
+    }
+    fires_.resize(static_cast<std::size_t>(b.iterations) * static_cast<std::size_t>(b.workers) * bytes_.size());
+    for (int k = 0; k < b.iterations; ++k)
+      for (int w = 0; w < b.workers; ++w)
+        for (std::size_t j = 0; j < bytes_.size(); ++j) {
+          bool fire = k < first;
+          if (!fire) {
+            const auto win = static_cast<std::size_t>(window_of(k, first, t.iterations - 1, source_.windows));
+            const double p = sent[static_cast<std::size_t>(source_tensor[j])][win];
+            fire = surrogate_uniform(b.seed, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(w), j) < p;
+          }
+          fires_[index(k, w, static_cast<int>(j))] = fire ? 1 : 0;
+        }
+  }
+
+  DecisionSource source_;
+  ThresholdParams given_;
+  bool sequential_;
+  std::shared_ptr<const TrainingTrace> trace_;
+  int workers_ = 0;
+  std::vector<double> bytes_;  // per message (tensor or layer)
+  std::vector<char> fires_;    // iteration x worker x message
+};
+
+}  // namespace
+}  // namespace ddlsim::models
+
+DDLSIM_REGISTER(ddlsim::models::SyncModel, "event_triggered",
+                "EventGraD: decentralised SGD on a ring where a worker puts a parameter tensor to its neighbours only "
+                "when its norm moved by a threshold; decisions replayed from a training trace or a fitted surrogate",
+                [](ddlsim::ObjectReader& params) {
+                  auto source = ddlsim::models::read_decision_source(params, true);
+                  ddlsim::models::ThresholdParams given;
+                  if (params.has("threshold")) given.threshold = params.choice("threshold", {"constant", "adaptive"}, "adaptive");
+                  if (params.has("value")) given.value = params.number("value", 0, 0, 1e30);
+                  if (params.has("horizon")) given.horizon = params.number("horizon", 1, 0, 1e6);
+                  if (params.has("initial_comm_passes"))
+                    given.initial_comm_passes = static_cast<int>(params.integer("initial_comm_passes", 30, 0, 1'000'000'000));
+                  const bool sequential = params.choice("puts", {"sequential", "concurrent"}, "sequential") == "sequential";
+                  return std::make_unique<ddlsim::models::EventTriggered>(std::move(source), std::move(given), sequential);
+                })

@@ -1,0 +1,77 @@
+// ddlsim: training traces (docs/traces.md): per iteration, worker and parameter tensor, the
+// norms and send decisions that real training under an event-driven algorithm produced
+// (tools/record_training.py). Loading one validates its shape and re-applies the algorithm's rule
+// (models/trigger_rules.hpp) to the recorded norms: a trace whose decisions the rule does not
+// reproduce is refused, naming the first iteration, worker and tensor that differ.
+#pragma once
+
+#include "models/json_reader.hpp"
+#include "models/trigger_rules.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ddlsim::models {
+
+struct TraceTensor {
+  std::string name;
+  std::int64_t numel = 0;
+};
+
+struct TraceEpoch {
+  int epoch = 0;
+  int last_iteration = 0;
+  double train_loss = 0, train_accuracy = 0, test_loss = 0, test_accuracy = 0;
+};
+
+struct TraceAlgorithm {
+  std::string name;               // event_triggered | ordered_gradients | selective_sync | none
+  EventTriggerSettings trigger;   // event_triggered
+  int m = 0;                      // ordered_gradients
+  double delta = 0;               // selective_sync
+  json settings;                  // as recorded
+};
+
+class TrainingTrace {
+ public:
+  /// Validates a trace document; errors name the JSON path under `path`.
+  static TrainingTrace read(const json& doc, const std::string& path);
+  /// Reads and validates `file`, named in a scenario at `ref_path`.
+  static TrainingTrace load(const std::string& file, const std::string& ref_path);
+
+  std::string model;
+  int workers = 0;
+  int iterations = 0;
+  std::int64_t batch_size = 0;
+  int dtype_bytes = 4;
+  TraceAlgorithm algorithm;
+  std::vector<TraceTensor> tensors;
+  std::vector<TraceEpoch> epochs;
+  json provenance;
+
+  [[nodiscard]] int tensor_count() const { return static_cast<int>(tensors.size()); }
+  [[nodiscard]] double tensor_bytes(int i) const {
+    return static_cast<double>(tensors[static_cast<std::size_t>(i)].numel) * dtype_bytes;
+  }
+  [[nodiscard]] double model_bytes() const;
+  [[nodiscard]] double param_norm(int k, int w, int i) const { return param_norm_[index(k, w, i)]; }
+  [[nodiscard]] double grad_norm(int k, int w, int i) const { return grad_norm_[index(k, w, i)]; }
+  [[nodiscard]] bool sent(int k, int w, int i) const { return sent_[index(k, w, i)] != 0; }
+  /// Worker w's total gradient norm at iteration k (trigger_rules.hpp: total_norm).
+  [[nodiscard]] double total_grad_norm(int k, int w) const;
+  /// The provenance and the accuracy the trace recorded, for summary.json.
+  [[nodiscard]] json describe() const;
+
+ private:
+  [[nodiscard]] std::size_t index(int k, int w, int i) const {
+    return (static_cast<std::size_t>(k) * static_cast<std::size_t>(workers) + static_cast<std::size_t>(w)) * tensors.size() +
+           static_cast<std::size_t>(i);
+  }
+  void check_rule(const std::string& path) const;
+
+  std::vector<double> param_norm_, grad_norm_;
+  std::vector<char> sent_;
+};
+
+}  // namespace ddlsim::models

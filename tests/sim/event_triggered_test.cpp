@@ -1,0 +1,220 @@
+// event_triggered end to end: replaying hand-written training traces. Every expectation is
+// derived here from the trace the test writes (its `sent` flags and tensor sizes) and the
+// platform (bandwidth, latency), never copied from a run.
+#include "tests/sim/cli.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <sstream>
+
+using ddlsim::test::TempDir;
+using nlohmann::json;
+
+namespace {
+
+constexpr double LAT = 1e-6;     // every link
+constexpr double BW = 10e9 / 8;  // 10 Gbps
+constexpr double FWD = 1e-3, BWD = 2e-3, OPT = 1e-3;
+
+/// A synthetic workload of `layers` layers of `grad_bytes` each on a star of `workers`.
+json scenario(int workers, int layers, double grad_bytes, int iterations, const json& sync) {
+  return json{{"name", "t"},
+              {"platform", {{"topology", "star"}, {"workers", workers},
+                            {"link", {{"bandwidth", "10Gbps"}, {"latency", "1us"}}}}},
+              {"network", {{"fidelity", "flow"}}},
+              {"workload", {{"synthetic", {{"layers", layers}, {"forward_s", "1ms"}, {"backward_s", "2ms"},
+                                           {"grad_bytes", grad_bytes}, {"optimizer_s", "1ms"}}},
+                            {"iterations", iterations}}},
+              {"training", {{"sync", sync}}},
+              {"output", {{"timeline", false}}}};
+}
+
+/// A trace of `norms` [k][w][i] with `sent` under `algorithm`, tensors of `numel` fp32 elements.
+json trace(const json& algorithm, const std::vector<std::int64_t>& numel, const json& norms, const json& sent) {
+  json tensors = json::array();
+  for (std::size_t i = 0; i < numel.size(); ++i) tensors.push_back({{"name", fmt::format("layer{}.weight", i)}, {"numel", numel[i]}});
+  const auto k = norms.size();
+  const auto n = norms[0].size();
+  return {{"format", "ddlsim-training-trace"}, {"version", 1}, {"model", "hand"}, {"workers", n}, {"iterations", k},
+          {"batch_size", 8}, {"dtype_bytes", 4}, {"algorithm", algorithm}, {"tensors", tensors},
+          {"param_norm", norms}, {"grad_norm", norms}, {"sent", sent},
+          {"epochs", {{{"epoch", 1}, {"last_iteration", k - 1}, {"train_loss", 0.3}, {"train_accuracy", 0.9},
+                       {"test_loss", 0.4}, {"test_accuracy", 0.875}}}},
+          {"provenance", {{"tool", "hand-written in the test"}}}};
+}
+
+/// Every tensor of every worker has the same norm sequence.
+json flat_norms(int iterations, int workers, int tensors, double step) {
+  json out = json::array();
+  for (int k = 0; k < iterations; ++k) {
+    json per_worker = json::array();
+    for (int w = 0; w < workers; ++w) per_worker.push_back(std::vector<double>(static_cast<std::size_t>(tensors), 1.0 + step * k));
+    out.push_back(per_worker);
+  }
+  return out;
+}
+
+json flags(int iterations, int workers, int tensors, const std::function<int(int)>& per_iteration) {
+  json out = json::array();
+  for (int k = 0; k < iterations; ++k) {
+    json per_worker = json::array();
+    for (int w = 0; w < workers; ++w) per_worker.push_back(std::vector<int>(static_cast<std::size_t>(tensors), per_iteration(k)));
+    out.push_back(per_worker);
+  }
+  return out;
+}
+
+struct Run {
+  int exit_code = 0;
+  std::string err;
+  json summary;
+  std::vector<std::vector<std::string>> rows;  // iterations.csv without its header
+  std::string header;
+};
+
+Run run(const TempDir& tmp, const std::string& name, const json& sc, const json& tr) {
+  tmp.write(name + "_trace.json", tr.dump());
+  const std::string file = tmp.write(name + ".json", sc.dump());
+  auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", file, tmp.file(name)));
+  Run out{r.exit_code, r.err, {}, {}, {}};
+  if (r.exit_code != 0) return out;
+  out.summary = json::parse(ddlsim::test::slurp(tmp.path() / name / "summary.json"));
+  std::istringstream in(ddlsim::test::slurp(tmp.path() / name / "iterations.csv"));
+  std::getline(in, out.header);
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> f;
+    std::stringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
+    out.rows.push_back(f);
+  }
+  return out;
+}
+
+json event_sync(const std::string& trace_file, const json& extra = json::object()) {
+  json params = {{"trace", trace_file}};
+  params.update(extra);
+  return {{"name", "event_triggered"}, {"params", params}};
+}
+
+}  // namespace
+
+TEST_CASE("event_triggered replays a hand-written 2-worker, 3-tensor trace: exactly the messages and bytes it lists") {
+  TempDir tmp;
+  // Constant threshold 0.5, pass 1 always sends. Tensors of 1, 3 and 2 MB (the profile's 3 x 2 MB).
+  const std::vector<std::int64_t> numel{250'000, 750'000, 500'000};
+  const json norms = {{{1.0, 2.0, 0.1}, {1.0, 2.0, 0.1}},
+                      {{1.2, 2.6, 0.1}, {1.0, 2.5, 0.7}},
+                      {{1.6, 2.7, 0.1}, {1.0, 3.0, 0.7}},
+                      {{1.7, 3.3, 0.1}, {1.0, 3.0, 1.3}}};
+  const json sent = {{{1, 1, 1}, {1, 1, 1}}, {{0, 1, 0}, {0, 1, 1}}, {{1, 0, 0}, {0, 1, 0}}, {{0, 1, 0}, {0, 0, 1}}};
+  const json algo = {{"name", "event_triggered"}, {"threshold", "constant"}, {"value", 0.5}, {"initial_comm_passes", 2}};
+  const auto r = run(tmp, "two", scenario(2, 3, 2e6, 4, event_sync("two_trace.json")), trace(algo, numel, norms, sent));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  // From the listed flags: per worker and iteration, each sent tensor is put to the left and the
+  // right neighbour (with 2 workers both are the other worker), one event each.
+  std::int64_t events = 0;
+  double bytes = 0;
+  for (std::size_t w = 0; w < 2; ++w) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      int row_events = 0;
+      double row_seconds = 0;
+      for (std::size_t i = 0; i < 3; ++i)
+        if (sent[k][w][i] == 1) {
+          row_events += 2;
+          bytes += 2 * 4.0 * static_cast<double>(numel[i]);
+          // Sequential puts (the seed's lock/put/unlock): each alone on the sender's uplink and the
+          // receiver's downlink: two links' latency plus the bytes at the link bandwidth.
+          row_seconds += 2 * (2 * LAT + 4.0 * static_cast<double>(numel[i]) / BW);
+        }
+      events += row_events;
+      const auto& row = r.rows.at(w * 4 + k);
+      CAPTURE(w);
+      CAPTURE(k);
+      CHECK(std::stoi(row.at(14)) == row_events);
+      CHECK(std::stoi(row.at(15)) == 6 - row_events);
+      CHECK(std::stod(row.at(4)) == doctest::Approx(3 * (FWD + BWD) + OPT + row_seconds).epsilon(1e-9));
+    }
+  }
+  CHECK(r.header.ends_with(",events_sent,events_saved"));
+  CHECK(events == 26);  // the listed flags, counted by hand: 2 x (6 + 7)
+  const auto& e = r.summary["events"];
+  CHECK(e["sent"] == events);
+  CHECK(e["always_send_baseline"] == 2 * 4 * 6);
+  CHECK(e["saved"] == 48 - events);
+  CHECK(e["bytes_sent_by_workers"].get<double>() == doctest::Approx(bytes).epsilon(1e-12));
+  CHECK(e["unit"] == "tensor put to one neighbour");
+  CHECK(e["decisions"]["trace"]["final_epoch"]["test_accuracy"] == 0.875);
+  CHECK(r.summary["sync_settings"]["threshold"] == "constant");
+}
+
+TEST_CASE("event_triggered with threshold 0 sends every tensor every iteration and equals gossip on a ring") {
+  TempDir tmp;
+  const int n = 4, layers = 4, its = 3;
+  const json algo = {{"name", "event_triggered"}, {"threshold", "constant"}, {"value", 0}, {"initial_comm_passes", 0}};
+  const auto tr = trace(algo, std::vector<std::int64_t>(layers, 500'000), flat_norms(its, n, layers, 0.0),
+                        flags(its, n, layers, [](int) { return 1; }));
+  const auto ev = run(tmp, "ev", scenario(n, layers, 2e6, its, event_sync("ev_trace.json", {{"puts", "concurrent"}})), tr);
+  REQUIRE_MESSAGE(ev.exit_code == 0, ev.err);
+  const auto go = run(tmp, "go", scenario(n, layers, 2e6, its, {{"name", "gossip"}}), tr);
+  REQUIRE_MESSAGE(go.exit_code == 0, go.err);
+  REQUIRE(ev.rows.size() == go.rows.size());
+  // Gossip's closed form on this star (tests/sim/sync_models_test.cpp): compute, then the model
+  // to both neighbours through one uplink.
+  const double expected = layers * (FWD + BWD) + OPT + 2 * LAT + 2 * layers * 2e6 / BW;
+  for (std::size_t i = 0; i < ev.rows.size(); ++i) {
+    CHECK(std::stod(ev.rows[i][4]) == doctest::Approx(std::stod(go.rows[i][4])).epsilon(1e-9));
+    CHECK(std::stod(ev.rows[i][4]) == doctest::Approx(expected).epsilon(1e-9));
+    CHECK(ev.rows[i][15] == "0");
+  }
+  CHECK(ev.summary["comm_bytes_per_iteration"].get<double>() ==
+        doctest::Approx(go.summary["comm_bytes_per_iteration"].get<double>()).epsilon(1e-12));
+  // Messages: one per tensor per neighbour, against gossip's one model per neighbour.
+  CHECK(ev.summary["messages_per_iteration"].get<double>() ==
+        doctest::Approx(layers * go.summary["messages_per_iteration"].get<double>()).epsilon(1e-12));
+  CHECK(ev.summary["events"]["saved"] == 0);
+}
+
+TEST_CASE("event_triggered with a threshold above every norm change sends only during the initial passes") {
+  TempDir tmp;
+  const int n = 3, layers = 2, its = 5, passes = 3;  // passes 1 and 2 send
+  const json algo = {{"name", "event_triggered"}, {"threshold", "constant"}, {"value", 1e6}, {"initial_comm_passes", passes}};
+  const auto tr = trace(algo, std::vector<std::int64_t>(layers, 500'000), flat_norms(its, n, layers, 0.25),
+                        flags(its, n, layers, [&](int k) { return k + 1 < passes ? 1 : 0; }));
+  const auto r = run(tmp, "hi", scenario(n, layers, 2e6, its, event_sync("hi_trace.json")), tr);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.summary["events"]["sent"] == n * 2 * layers * (passes - 1));
+  CHECK(r.summary["events"]["always_send_baseline"] == n * 2 * layers * its);
+  for (const auto& row : r.rows) {
+    const int k = std::stoi(row[1]);
+    CHECK(std::stoi(row[14]) == (k + 1 < passes ? 2 * layers : 0));
+    // Without a send an iteration is its compute alone.
+    if (k + 1 >= passes) CHECK(std::stod(row[4]) == doctest::Approx(layers * (FWD + BWD) + OPT).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("event_triggered refuses a trace that does not match the scenario, naming the JSON path") {
+  TempDir tmp;
+  const json algo = {{"name", "event_triggered"}, {"threshold", "constant"}, {"value", 0}, {"initial_comm_passes", 0}};
+  const auto tr = trace(algo, {500'000, 500'000}, flat_norms(3, 2, 2, 0.0), flags(3, 2, 2, [](int) { return 1; }));
+  const auto workers = run(tmp, "w", scenario(3, 2, 2e6, 3, event_sync("w_trace.json")), tr);
+  CHECK(workers.exit_code == 2);
+  CHECK(workers.err ==
+        "ddlsim: error: /training/sync/params/trace: training trace \"w_trace.json\" has 2 workers, the platform 3; "
+        "replaying a trace needs the same workers (record one with --workers 3, or use \"decisions\": \"surrogate\")\n");
+  const auto tensors = run(tmp, "t", scenario(2, 3, 2e6, 3, event_sync("t_trace.json")), tr);
+  CHECK(tensors.exit_code == 2);
+  CHECK(tensors.err ==
+        "ddlsim: error: /training/sync/params/trace: training trace \"t_trace.json\" is of model \"hand\" with 2 tensors "
+        "of 4000000 bytes in all; the profile \"synthetic\" has 6000000 gradient bytes: use a profile of the traced model\n");
+  const auto longer = run(tmp, "l", scenario(2, 2, 2e6, 4, event_sync("l_trace.json")), tr);
+  CHECK(longer.exit_code == 2);
+  CHECK(longer.err ==
+        "ddlsim: error: /training/sync/params/trace: training trace \"l_trace.json\" has 3 iterations, the workload asks "
+        "for 4; set /workload/iterations to at most 3\n");
+  const auto other = run(tmp, "o", scenario(2, 2, 2e6, 3, event_sync("o_trace.json", {{"threshold", "adaptive"}})), tr);
+  CHECK(other.exit_code == 2);
+  CHECK(other.err ==
+        "ddlsim: error: /training/sync/params/threshold: adaptive here, but the training trace \"o_trace.json\" was "
+        "recorded with constant; other settings give other numerics: record a trace with them "
+        "(tools/record_training.py) or leave \"threshold\" out\n");
+}
