@@ -3,6 +3,8 @@
 #include "models/logical_graph.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
+#include <stdexcept>
 
 namespace ddlsim::models {
 
@@ -43,6 +45,26 @@ Push receive_gradient(ServerRuntime& srv, const TrainingPlan& plan) {
   if (!plan.compression.empty())
     srv.compute(plan.compression.at(static_cast<std::size_t>(push.bucket)).server_decode_s, "decode");
   return push;
+}
+
+void exchange_control(Runtime& rt) {
+  rt.submit(CommRequest{CommRequest::Kind::PUSH_PULL, CONTROL_BUCKET, CONTROL_BYTES * rt.servers(), {}, 0});
+  rt.wait_comm();
+}
+
+std::vector<Push> receive_control(ServerRuntime& srv) {
+  std::vector<Push> out;
+  for (int w = 0; w < srv.workers(); ++w) {
+    out.push_back(srv.receive_push());
+    if (out.back().bucket != CONTROL_BUCKET)
+      throw std::logic_error(fmt::format("server {}: a gradient push from worker {} arrived before every worker's "
+                                         "control scalar", srv.server(), out.back().worker));
+  }
+  return out;
+}
+
+void answer_control(ServerRuntime& srv, const std::vector<Push>& controls, std::int64_t version) {
+  for (const auto& c : controls) srv.send_pull(c.worker, CONTROL_BUCKET, CONTROL_BYTES, version);
 }
 
 double shard_bytes(const ServerRuntime& srv, const TrainingPlan& plan, int bucket) {

@@ -169,6 +169,9 @@ class SyncModel {
   /// to them: all-reduced with the scenario's collective, or pushed to parameter servers that
   /// decode them (receive_gradient) and answer with dense parameters (bsp, asp, ssp).
   [[nodiscard]] virtual bool compresses_gradients() const { return false; }
+  /// True if the model submits all-reduces among a subgroup (CommRequest::group), which the
+  /// scenario's collective must then run without parameter servers.
+  [[nodiscard]] virtual bool uses_subgroup_collectives() const { return false; }
   /// True if this model all-reduces with the scenario's collective (false: servers or gossip).
   [[nodiscard]] virtual bool uses_collective() const { return !uses_servers(); }
   /// The server loop; returns after serving every push (see expected_pushes).
@@ -204,6 +207,17 @@ std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan)
 /// The next gradient push, decoded on the server's compute when the workers compress (one
 /// shard's decode per push: servers sum the decoded gradients).
 Push receive_gradient(ServerRuntime& srv, const TrainingPlan& plan);
+
+/// Control traffic of the event-driven models: one fp32 scalar (a gradient norm, a flag) from
+/// each worker to every server, answered with one scalar; its bucket index is CONTROL_BUCKET.
+constexpr double CONTROL_BYTES = 4;
+constexpr int CONTROL_BUCKET = -1;
+/// Worker: sends one control scalar to every server and waits for every answer.
+void exchange_control(Runtime& rt);
+/// Server: the control scalars of all workers (one each); throws std::logic_error on a gradient push.
+std::vector<Push> receive_control(ServerRuntime& srv);
+/// Server: answers each control push with one scalar.
+void answer_control(ServerRuntime& srv, const std::vector<Push>& controls, std::int64_t version);
 
 /// What a pull sends back: the server's shard of a bucket's parameters, dense.
 double shard_bytes(const ServerRuntime& srv, const TrainingPlan& plan, int bucket);

@@ -31,6 +31,11 @@ void check_combination(const Scenario& s, bool collective_given) {
                                   "uses none; set it to 0, or use a parameter-server sync model or collective",
                                   s.platform.parameter_servers, s.platform.parameter_servers > 1 ? "s" : "",
                                   s.training.sync.name, s.training.collective.name));
+  if (s.training.sync_model->uses_subgroup_collectives() && coll.uses_servers())
+    throw ConfigError("/training/collective/name",
+                      fmt::format("sync model \"{}\" runs all-reduces among the workers alone; collective \"{}\" "
+                                  "needs parameter servers: choose a collective without them",
+                                  s.training.sync.name, s.training.collective.name));
   if (s.training.bucketing.policy == BucketingPolicy::MGWFBP && !s.training.sync_model->uses_collective())
     throw ConfigError("/training/bucketing/policy",
                       fmt::format("\"mgwfbp\" merges gradients by all-reduce startup costs; sync model \"{}\" "
