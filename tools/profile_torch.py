@@ -29,7 +29,8 @@ Example:
   python3 tools/profile_torch.py --model resnet18 --batch-size 2 --iterations 2 --warmup 1 \\
       --device cpu --output scenarios/profiles/measured/resnet18_cpu.json
 
-Besides torchvision model names, --model mnist_cnn profiles the pytorch/examples MNIST CNN.
+Besides torchvision model names, --model mnist_cnn profiles the pytorch/examples MNIST CNN and
+--model eventgrad_cnn the EventGraD paper's CNN-2 (soumyadipghosh/eventgrad, 27,480 parameters).
 Requires torch and torchvision (e.g. Debian's python3-torch and python3-torchvision); without them it
 prints one error line naming the package and exits 2.
 """
@@ -107,6 +108,26 @@ def build_model(torch, name, num_classes):
                 return torch.nn.functional.log_softmax(self.fc2(x), dim=1)
 
         return Net(), (1, 28, 28), 10
+    if name == "eventgrad_cnn":
+        F = torch.nn.functional
+
+        class EventGradCNN2(nn.Module):  # soumyadipghosh/eventgrad dmnist/event/event.cpp, "CNN-2"
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv2d(1, 10, 3)
+                self.conv2 = nn.Conv2d(10, 20, 3)
+                self.conv2_drop = nn.Dropout2d()
+                self.fc1 = nn.Linear(500, 50)
+                self.fc2 = nn.Linear(50, 10)
+
+            def forward(self, x):
+                x = torch.relu(F.max_pool2d(self.conv1(x), 2))
+                x = torch.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
+                x = torch.relu(self.fc1(x.view(-1, 500)))
+                x = F.dropout(x, 0.5, self.training)
+                return F.log_softmax(self.fc2(x), 1)
+
+        return EventGradCNN2(), (1, 28, 28), 10
     torchvision = import_optional("torchvision", "python3-torchvision", "torchvision")
     models = torchvision.models
     kwargs = {"num_classes": num_classes}
@@ -119,7 +140,7 @@ def build_model(torch, name, num_classes):
                            and callable(getattr(models, n)) and n not in ("get_model", "get_weight",
                                                                            "list_models", "get_model_weights"))
         die(f"unknown model {name!r}; torchvision {torchvision.__version__} has: "
-            + ", ".join(available) + ", and mnist_cnn")
+            + ", ".join(available) + ", mnist_cnn and eventgrad_cnn")
     model = ctor(**kwargs)
     size = 299 if name == "inception_v3" else 224
     return model, (3, size, size), num_classes
@@ -127,7 +148,7 @@ def build_model(torch, name, num_classes):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default="resnet50", help="torchvision model name, or mnist_cnn (default resnet50)")
+    ap.add_argument("--model", default="resnet50", help="torchvision model name, mnist_cnn or eventgrad_cnn (default resnet50)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--iterations", type=int, default=10, help="timed iterations to average (default 10)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed iterations first (default 3)")
@@ -165,7 +186,7 @@ def main(argv=None):
 
     torch.manual_seed(0)
     model, in_shape, classes = build_model(torch, args.model, args.num_classes)
-    if args.input_size and args.model != "mnist_cnn":
+    if args.input_size and args.model not in ("mnist_cnn", "eventgrad_cnn"):
         in_shape = (in_shape[0], args.input_size, args.input_size)
     model.to(device).train()
 
@@ -184,7 +205,7 @@ def main(argv=None):
         opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
     else:
         opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-    loss_fn = torch.nn.NLLLoss() if args.model == "mnist_cnn" else torch.nn.CrossEntropyLoss()
+    loss_fn = torch.nn.NLLLoss() if args.model in ("mnist_cnn", "eventgrad_cnn") else torch.nn.CrossEntropyLoss()
 
     # Modules owning parameters directly (in registration order), keyed by module path.
     owners = [(name or "(root)", m) for name, m in model.named_modules()

@@ -1,4 +1,5 @@
-// event_triggered end to end: replaying hand-written training traces. Every expectation is
+// The event-driven sync models end to end (event_triggered, selective_sync, ordered_gradients),
+// replaying hand-written training traces. Every expectation is
 // derived here from the trace the test writes (its `sent` flags and tensor sizes) and the
 // platform (bandwidth, latency), never copied from a run.
 #include "tests/sim/cli.hpp"
@@ -217,4 +218,111 @@ TEST_CASE("event_triggered refuses a trace that does not match the scenario, nam
         "ddlsim: error: /training/sync/params/threshold: adaptive here, but the training trace \"o_trace.json\" was "
         "recorded with constant; other settings give other numerics: record a trace with them "
         "(tools/record_training.py) or leave \"threshold\" out\n");
+}
+
+namespace {
+
+json with_bucketing(json sc, bool overlap) {
+  sc["training"]["bucketing"] = {{"overlap", overlap}};
+  return sc;
+}
+
+/// Per-iteration durations of a run, in row order.
+std::vector<double> durations(const Run& r) {
+  std::vector<double> out;
+  for (const auto& row : r.rows) out.push_back(std::stod(row.at(4)));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("selective_sync with delta 0 synchronises every iteration: bsp without overlap plus the flag all-reduce") {
+  TempDir tmp;
+  const int n = 4, layers = 4, its = 3;
+  const json algo = {{"name", "selective_sync"}, {"delta", 0}};
+  const auto tr = trace(algo, std::vector<std::int64_t>(layers, 500'000), flat_norms(its, n, layers, 0.5),
+                        flags(its, n, layers, [](int) { return 1; }));
+  const auto sel = run(tmp, "sel", with_bucketing(scenario(n, layers, 2e6, its, {{"name", "selective_sync"}, {"params", {{"trace", "sel_trace.json"}}}}), false), tr);
+  REQUIRE_MESSAGE(sel.exit_code == 0, sel.err);
+  const auto bsp = run(tmp, "bsp", with_bucketing(scenario(n, layers, 2e6, its, {{"name", "bsp"}}), false), tr);
+  REQUIRE_MESSAGE(bsp.exit_code == 0, bsp.err);
+  // The flags: a ring all-reduce of 4 bytes among the 4 workers: 2(N-1) steps, each a 1-byte
+  // chunk over two links, after the collective call's fixed cost (10 us by default).
+  const double flag = 10e-6 + 2 * (n - 1) * (2 * LAT + (4.0 / n) / BW);
+  const auto a = durations(sel), b = durations(bsp);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i] + flag).epsilon(1e-9));
+  CHECK(sel.summary["events"]["sent"] == n * its);
+  CHECK(sel.summary["events"]["decisions"]["synchronised_fraction"] == 1.0);
+}
+
+TEST_CASE("selective_sync synchronises only the iterations where a worker flagged, and reports the fraction") {
+  TempDir tmp;
+  const int n = 2, layers = 2, its = 4;
+  // Total gradient norms G_k = sqrt(2) x norm: worker 0 steps 1, 1, 2, 2 (flags k = 0 and 2 at
+  // delta 0.5); worker 1 is flat (flags k = 0 only). Synchronised: iterations 0 and 2.
+  json norms = json::array();
+  const std::vector<double> w0{1, 1, 2, 2};
+  for (int k = 0; k < its; ++k) norms.push_back({{w0[static_cast<std::size_t>(k)], w0[static_cast<std::size_t>(k)]}, {1.0, 1.0}});
+  const json sent = {{{1, 1}, {1, 1}}, {{0, 0}, {0, 0}}, {{1, 1}, {0, 0}}, {{0, 0}, {0, 0}}};
+  const auto tr = trace({{"name", "selective_sync"}, {"delta", 0.5}}, {500'000, 500'000}, norms, sent);
+  const auto r = run(tmp, "sel", scenario(n, layers, 2e6, its, {{"name", "selective_sync"}, {"params", {{"trace", "sel_trace.json"}}}}), tr);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const auto d = durations(r);
+  const double local = layers * (FWD + BWD) + OPT;
+  const double flag = 10e-6 + 2 * (n - 1) * (2 * LAT + (4.0 / n) / BW);
+  // Unsynchronised iterations: the local step and the flag exchange, nothing else.
+  CHECK(d[1] == doctest::Approx(local + flag).epsilon(1e-9));
+  CHECK(d[3] == doctest::Approx(local + flag).epsilon(1e-9));
+  CHECK(d[0] > local + flag + 4e6 / BW);  // the model's all-reduce: at least its bytes once
+  CHECK(r.summary["events"]["decisions"]["synchronised_fraction"] == 0.5);
+  CHECK(r.summary["events"]["sent"] == 2 * n);
+}
+
+TEST_CASE("ordered_gradients with m = N is bsp on a parameter server without overlap plus the norm exchange") {
+  TempDir tmp;
+  const int n = 4, layers = 4, its = 3;
+  const json algo = {{"name", "ordered_gradients"}, {"m", n}};
+  const auto tr = trace(algo, std::vector<std::int64_t>(layers, 500'000), flat_norms(its, n, layers, 0.5),
+                        flags(its, n, layers, [](int) { return 1; }));
+  auto ps = [&](json sc) {
+    sc["platform"]["parameter_servers"] = 1;
+    return with_bucketing(sc, false);
+  };
+  const auto og = run(tmp, "og", ps(scenario(n, layers, 2e6, its, {{"name", "ordered_gradients"}, {"params", {{"trace", "og_trace.json"}}}})), tr);
+  REQUIRE_MESSAGE(og.exit_code == 0, og.err);
+  const auto bsp = run(tmp, "bsp", ps(scenario(n, layers, 2e6, its, {{"name", "bsp"}, {"params", {{"aggregation", "parameter_server"}}}})), tr);
+  REQUIRE_MESSAGE(bsp.exit_code == 0, bsp.err);
+  // The norms: N scalars of 4 bytes share the server's downlink, the N answers its uplink.
+  const double control = 2 * (2 * LAT + n * 4.0 / BW);
+  const auto a = durations(og), b = durations(bsp);
+  for (std::size_t i = 0; i < a.size(); ++i) CHECK(a[i] == doctest::Approx(b[i] + control).epsilon(1e-9));
+  CHECK(og.summary["events"]["sent"] == n * its);
+}
+
+TEST_CASE("ordered_gradients with m < N: only the selected push, m/N of the gradient bytes plus the control scalars") {
+  TempDir tmp;
+  const int n = 4, layers = 2, its = 3, m = 1;
+  // Worker k mod 4 has the largest norms in iteration k.
+  json norms = json::array(), sent = json::array();
+  for (int k = 0; k < its; ++k) {
+    json nk = json::array(), sk = json::array();
+    for (int w = 0; w < n; ++w) {
+      const bool top = w == k % n;
+      nk.push_back({top ? 2.0 : 1.0, top ? 2.0 : 1.0});
+      sk.push_back({top ? 1 : 0, top ? 1 : 0});
+    }
+    norms.push_back(nk);
+    sent.push_back(sk);
+  }
+  const auto tr = trace({{"name", "ordered_gradients"}, {"m", m}}, {500'000, 500'000}, norms, sent);
+  json sc = scenario(n, layers, 2e6, its, {{"name", "ordered_gradients"}, {"params", {{"trace", "og_trace.json"}}}});
+  sc["platform"]["parameter_servers"] = 1;
+  const auto r = run(tmp, "og", sc, tr);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  const double model = layers * 2e6;
+  CHECK(r.summary["events"]["bytes_sent_by_workers"].get<double>() == doctest::Approx(its * (m * model + n * 4.0)).epsilon(1e-12));
+  CHECK(r.summary["events"]["sent"] == m * its);
+  CHECK(r.summary["events"]["always_send_baseline"] == n * its);
+  for (const auto& row : r.rows) CHECK(std::stoi(row.at(14)) == (std::stoi(row.at(0)) == std::stoi(row.at(1)) % n ? 1 : 0));
 }
