@@ -35,10 +35,10 @@ class OrderedGradients final : public SyncModel {
     workers_ = b.workers;
     selected_.assign(static_cast<std::size_t>(b.iterations) * static_cast<std::size_t>(b.workers), 0);
     if (source_.surrogate) {
-      if (!source_.trace_file.empty())
-        throw ConfigError(pointer_append(source_.path, "trace"),
-                          "the ordered_gradients surrogate selects m of the workers uniformly at random and fits "
-                          "nothing from a trace: remove \"trace\", or use \"decisions\": \"trace\"");
+      if (!source_.trace_file.empty()) {  // the surrogate takes m from it, and nothing else
+        trace_ = load_decision_trace(source_, b, "ordered_gradients");
+        if (!m_) m_ = trace_->algorithm.m;
+      }
       if (!m_) throw ConfigError(pointer_append(source_.path, "m"), "missing required key (the surrogate selects m workers)");
       if (*m_ > b.workers)
         throw ConfigError(pointer_append(source_.path, "m"), fmt::format("{} exceeds the {} workers", *m_, b.workers));

@@ -360,10 +360,48 @@ class RecordTest(unittest.TestCase):
             profile = json.load(f)
         self.assertEqual(sum(l["parameters"] for l in profile["layers"]), PARAMETERS["mnist_cnn"])
 
-    # HOOK (later step): load each recorded trace with the ddlsim binary (DDLSIM, passed by CTest as the first
-    # argument) once its trace loader exists -- e.g. a scenario with training.sync.trace = <the file> -- and
-    # check that it accepts the traces and refuses the tampered one (test_tampered_trace_is_refused).
+    def ddlsim_run(self, name, doc, sync, servers=0):
+        """Runs the ddlsim binary on a 2-worker scenario replaying `doc` under `sync`."""
+        folder = os.path.join(self.tmp.name, "sim_" + name)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "trace.json"), "w", encoding="utf-8") as f:
+            f.write(rt.dumps(doc))
+        scenario = {
+            "name": name,
+            "platform": {"topology": "star", "workers": doc["workers"], "parameter_servers": servers,
+                         "link": {"bandwidth": "1Gbps", "latency": "50us"}},
+            "workload": {"profile": os.path.join(ROOT, "scenarios", "profiles", "measured", "eventgrad_cnn_cpu.json"),
+                         "iterations": doc["iterations"], "batch_size": doc["batch_size"], "batch_scaling": "linear"},
+            "training": {"sync": {"name": sync, "params": {"trace": "trace.json"}}},
+            "output": {"timeline": False},
+        }
+        with open(os.path.join(folder, "scenario.json"), "w", encoding="utf-8") as f:
+            json.dump(scenario, f)
+        return subprocess.run([DDLSIM, "run", os.path.join(folder, "scenario.json"), "--out",
+                               os.path.join(folder, "out"), "--quiet"], capture_output=True, text=True, timeout=60)
 
+    @unittest.skipUnless(os.path.exists(DDLSIM), f"no ddlsim binary at {DDLSIM}")
+    def test_ddlsim_replays_the_recorded_traces(self):
+        runs = {"event_adaptive": ("event_triggered", 0), "event_constant": ("event_triggered", 0),
+                "ordered": ("ordered_gradients", 1), "selsync": ("selective_sync", 0)}
+        for name, (sync, servers) in runs.items():
+            with self.subTest(run=name):
+                doc = self.docs[name]
+                r = self.ddlsim_run(name, doc, sync, servers)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(os.path.join(self.tmp.name, "sim_" + name, "out", "summary.json"), encoding="utf-8") as f:
+                    summary = json.load(f)
+                events = summary["events"]
+                if sync == "event_triggered":  # one event per tensor per neighbour, as the trace lists them
+                    self.assertEqual(events["sent"], 2 * sum(sum(sum(c) for c in row) for row in doc["sent"]))
+                self.assertEqual(events["decisions"]["trace"]["iterations"], doc["iterations"])
+        doc = json.loads(self.texts["event_adaptive"])
+        k, w, i = 4, 1, 2
+        doc["sent"][k][w][i] = 1 - doc["sent"][k][w][i]
+        r = self.ddlsim_run("tampered", doc, "event_triggered")
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"/sent/{k}/{w}/{i}: the event_triggered rule with the recorded settings gives", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
 
 if __name__ == "__main__":
     unittest.main()
