@@ -2,8 +2,13 @@
 # Installs ddlsim's build and test dependencies from Debian packages.
 # Idempotent: packages already present are skipped; needs root (or sudo).
 set -euo pipefail
+# --training-tools also installs what the tools that train real models need (tools/record_training.py,
+# measure_gain.py, measure_compressors.py, profile_torch.py): their tests run instead of skipping.
 packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libfmt-dev libeigen3-dev
           doctest-dev libcli11-dev python3 python3-matplotlib)
+if [ "${1:-}" = "--training-tools" ]; then
+  packages+=(python3-torch python3-sklearn python3-scipy)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
