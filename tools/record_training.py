@@ -388,61 +388,18 @@ def dumps(doc):
 
 
 def cpu_name():
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    import profile_torch
+    return profile_torch.cpu_name()
 
 
 # ----------------------------------------------------------------------------------------------------------
 # Training
 
 def build_model(torch, name):
-    nn, F = torch.nn, torch.nn.functional
-    if name == "eventgrad_cnn":
-        class EventGradCNN2(nn.Module):  # soumyadipghosh/eventgrad dmnist/event/event.cpp, "CNN-2"
-            def __init__(self):
-                super().__init__()
-                self.conv1 = nn.Conv2d(1, 10, 3)
-                self.conv2 = nn.Conv2d(10, 20, 3)
-                self.conv2_drop = nn.Dropout2d()
-                self.fc1 = nn.Linear(500, 50)
-                self.fc2 = nn.Linear(50, 10)
-
-            def forward(self, x):
-                x = torch.relu(F.max_pool2d(self.conv1(x), 2))
-                x = torch.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
-                x = x.view(-1, 500)
-                x = torch.relu(self.fc1(x))
-                x = F.dropout(x, 0.5, self.training)
-                x = self.fc2(x)
-                return F.log_softmax(x, 1)
-
-        return EventGradCNN2()
-
-    class MnistCNN(nn.Module):  # pytorch/examples mnist/main.py Net (as tools/profile_torch.py)
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 32, 3, 1)
-            self.conv2 = nn.Conv2d(32, 64, 3, 1)
-            self.dropout1 = nn.Dropout(0.25)
-            self.dropout2 = nn.Dropout(0.5)
-            self.fc1 = nn.Linear(9216, 128)
-            self.fc2 = nn.Linear(128, 10)
-
-        def forward(self, x):
-            x = torch.relu(self.conv1(x))
-            x = torch.relu(self.conv2(x))
-            x = F.max_pool2d(x, 2)
-            x = torch.flatten(self.dropout1(x), 1)
-            x = self.dropout2(torch.relu(self.fc1(x)))
-            return F.log_softmax(self.fc2(x), dim=1)
-
-    return MnistCNN()
+    """The model, as tools/profile_torch.py builds it (the same modules in the same order, so the same
+    initial weights under the same seed and the same profile)."""
+    import profile_torch
+    return profile_torch.build_model(torch, name, 10)[0]
 
 
 def load_data(torch, sklearn_version, workers, seed):
