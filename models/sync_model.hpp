@@ -141,6 +141,14 @@ struct TrainingPlan {
   std::vector<int> roots;
 };
 
+/// What one worker computes per iteration, fixed when the scenario is loaded (SyncModel::worker_workload).
+struct WorkerWorkload {
+  Profile profile;            // the profile every worker replays (TrainingPlan::profile)
+  std::int64_t samples = 0;   // samples one worker processes per iteration: throughput counts them
+  double single_worker_iteration_s = 0;  // one worker alone, without communication: speedup's baseline
+  nlohmann::json settings = nlohmann::json::object();  // added to summary.json's "sync_settings"
+};
+
 class SyncModel {
  public:
   virtual ~SyncModel() = default;
@@ -165,6 +173,11 @@ class SyncModel {
   }
   /// The model's settings with defaults filled in, for summary.json ("sync_settings").
   [[nodiscard]] virtual nlohmann::json settings() const { return nlohmann::json::object(); }
+  /// What one worker computes per iteration for the workload's `profile` at its `batch` per worker
+  /// (`extrapolate`: the scenario allows linear per-sample scaling beyond the measured batches;
+  /// Profile::at_batch). Called at load time; throws ConfigError for a workload the model cannot
+  /// run. Default: the profile itself, `batch` samples, profile.iteration_compute_s().
+  [[nodiscard]] virtual WorkerWorkload worker_workload(const Profile& profile, std::int64_t batch, bool extrapolate) const;
 };
 
 using SyncModelRegistry = Registry<SyncModel>;
