@@ -237,7 +237,8 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   std::vector<double> durations;
   double compute = 0, exposed = 0, busy = 0, wait = 0, held = 0, bytes = result.bytes_sent_by_servers;
   double messages = static_cast<double>(result.messages_sent_by_servers);
-  const double batch = static_cast<double>(scenario.workload.batch_size);
+  // Samples one worker processes per iteration (crossbow: k learners x batch; SyncModel::worker_workload).
+  const double batch = static_cast<double>(scenario.workload.worker.samples);
   double per_worker_rate = 0;  // sum over workers of iterations per second
   // A rate over zero time (a workload without compute or communication) has no value: NaN, "null" in JSON.
   constexpr double UNDEFINED = std::numeric_limits<double>::quiet_NaN();
@@ -275,7 +276,7 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
     s.updates_per_s = per_worker_rate;
     s.throughput_samples_per_s = per_worker_rate * batch;
   }
-  s.single_worker_iteration_time_s = scenario.workload.profile.iteration_compute_s();
+  s.single_worker_iteration_time_s = scenario.workload.worker.single_worker_iteration_s;
   s.speedup = s.single_worker_iteration_time_s > 0 ? s.throughput_samples_per_s / (batch / s.single_worker_iteration_time_s)
                                                    : UNDEFINED;
   s.scaling_efficiency = s.speedup / s.workers;
@@ -303,6 +304,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["parameter_servers"] = sc.platform.parameter_servers;
   j["sync_model"] = sc.training.sync.name;
   j["sync_settings"] = sc.training.sync_model->settings();
+  j["sync_settings"].update(sc.workload.worker.settings);
   j["aggregation"] = aggregation_name(sc);
   j["collective"] = sc.training.sync_model->uses_collective() ? sc.training.collective.name : "none";
   j["compressor"] = sc.training.compressor.name;
@@ -325,6 +327,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   }
   j["iterations"] = s.iterations;
   j["batch_size_per_worker"] = sc.workload.batch_size;
+  j["samples_per_worker_iteration"] = sc.workload.worker.samples;
   j["batch_scaling"] = sc.workload.batch_scaled ? "linear" : "none";
   j["buckets_per_iteration"] = result.buckets;
   j["bucketing_policy"] = sim::to_string(sc.training.bucketing.policy);
@@ -412,6 +415,9 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
     return std::isnan(v) ? std::string("undefined (the iteration takes no time: no compute, no communication)") : text;
   };
   row("throughput_samples_per_s", rate(s.throughput_samples_per_s, fmt::format("{:.6g}", s.throughput_samples_per_s)));
+  if (sc.workload.worker.samples != sc.workload.batch_size)
+    row("  samples_per_worker_iteration", fmt::format("{} (batch_size {}, sync_settings in summary.json)",
+                                                      sc.workload.worker.samples, sc.workload.batch_size));
   row("updates_per_s", rate(s.updates_per_s, fmt::format("{:.6g}", s.updates_per_s)));
   row("speedup", std::isnan(s.speedup) ? std::string("undefined (the profile has no single-worker compute time)")
                                        : fmt::format("{:.4g} (of {} workers)", s.speedup, s.workers));

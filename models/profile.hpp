@@ -4,7 +4,9 @@
 // gradient bytes; per iteration: optimizer and I/O seconds. Loaded from a
 // profile JSON file (docs/profiles.md) or generated from a uniform synthetic
 // description (workload.synthetic in a scenario). Both are validated with
-// JSON-path errors.
+// JSON-path errors. A multi-batch profile ("batch_profiles") holds the times
+// measured at several batches; at_batch() gives the profile at any batch
+// between them (linear interpolation of every time).
 #pragma once
 
 #include "models/json_reader.hpp"
@@ -23,6 +25,15 @@ struct Layer {
   double grad_bytes = 0;
 };
 
+/// The times measured at one batch of a multi-batch profile; per layer in the profile's layer order.
+struct BatchTimes {
+  std::int64_t batch_size = 0;
+  double io_s = 0;
+  double optimizer_s = 0;
+  std::vector<double> forward_s;
+  std::vector<double> backward_s;
+};
+
 struct Profile {
   std::string model;
   std::int64_t batch_size = 32;   // samples per worker per iteration
@@ -32,6 +43,9 @@ struct Profile {
   std::vector<Layer> layers;
   double optimizer_s = 0;
   double io_s = 0;
+  /// A multi-batch profile's measured batches in increasing order, the top-level one included;
+  /// empty for a profile measured at one batch. Copied unchanged by at_batch and scale_batch.
+  std::vector<BatchTimes> measured_batches;
 
   [[nodiscard]] double forward_s() const;
   [[nodiscard]] double backward_s() const;
@@ -39,9 +53,24 @@ struct Profile {
   [[nodiscard]] std::int64_t parameters() const;
   /// One single-worker iteration: io + forward + backward + optimizer.
   [[nodiscard]] double iteration_compute_s() const;
+
+  /// True for a multi-batch profile (times measured at two or more batches).
+  [[nodiscard]] bool has_batches() const { return !measured_batches.empty(); }
+  /// True if at_batch(batch) needs no extrapolation: a measured batch, or one between two.
+  [[nodiscard]] bool covers(std::int64_t batch) const;
+  /// The profile at `batch` samples per worker and iteration:
+  ///  - a measured batch: its times exactly;
+  ///  - between two measured batches b0 < batch < b1: every time (each layer's forward_s and
+  ///    backward_s, io_s, optimizer_s) interpolated linearly, t0 + (t1 - t0) (batch - b0) / (b1 - b0);
+  ///  - outside the measured batches (for a single-batch profile: any other batch): only with
+  ///    `extrapolate`, scale_batch from the nearest measured batch (forward, backward and I/O
+  ///    per sample; optimizer unchanged); otherwise a ConfigError at `path` saying so.
+  /// Parameters and gradient bytes do not depend on the batch.
+  [[nodiscard]] Profile at_batch(std::int64_t batch, bool extrapolate = false, const std::string& path = "") const;
 };
 
-/// Reads a profile object (the content of a profile file); `path` prefixes error paths.
+/// Reads a profile object (the content of a profile file, with its "batch_profiles" if any);
+/// `path` prefixes error paths.
 Profile parse_profile(const json& value, const std::string& path);
 /// Reads a profile file. Errors: ConfigError at `ref_path` for a missing/unreadable file,
 /// "<file>:<line>:<column>: ..." for malformed JSON, and "<file>: /layers/3/forward_s: ..." for content.

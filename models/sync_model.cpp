@@ -31,6 +31,10 @@ std::vector<int> Runtime::in_peers(int round) const {
   return g != nullptr ? g->in_peers(rank(), round) : std::vector<int>{};
 }
 
+WorkerWorkload SyncModel::worker_workload(const Profile& profile, std::int64_t batch, bool /*extrapolate*/) const {
+  return WorkerWorkload{profile, batch, profile.iteration_compute_s(), nlohmann::json::object()};
+}
+
 std::int64_t ServerClocks::min_clock(int bucket) const {
   const auto first = clocks_.begin() + static_cast<std::ptrdiff_t>(index(0, bucket));
   return *std::min_element(first, first + workers_);

@@ -158,6 +158,14 @@ struct SyncBinding {
   std::function<std::string(const std::string&)> resolve = [](const std::string& f) { return f; };
 };
 
+/// What one worker computes per iteration, fixed when the scenario is loaded (SyncModel::worker_workload).
+struct WorkerWorkload {
+  Profile profile;            // the profile every worker replays (TrainingPlan::profile)
+  std::int64_t samples = 0;   // samples one worker processes per iteration: throughput counts them
+  double single_worker_iteration_s = 0;  // one worker alone, without communication: speedup's baseline
+  nlohmann::json settings = nlohmann::json::object();  // added to summary.json's "sync_settings"
+};
+
 class SyncModel {
  public:
   virtual ~SyncModel() = default;
@@ -197,6 +205,11 @@ class SyncModel {
   [[nodiscard]] virtual std::int64_t pushes_per_worker(const TrainingPlan& plan, int /*worker*/) const {
     return static_cast<std::int64_t>(plan.iterations) * static_cast<std::int64_t>(plan.buckets.size());
   }
+  /// What one worker computes per iteration for the workload's `profile` at its `batch` per worker
+  /// (`extrapolate`: the scenario allows linear per-sample scaling beyond the measured batches;
+  /// Profile::at_batch). Called at load time; throws ConfigError for a workload the model cannot
+  /// run. Default: the profile itself, `batch` samples, profile.iteration_compute_s().
+  [[nodiscard]] virtual WorkerWorkload worker_workload(const Profile& profile, std::int64_t batch, bool extrapolate) const;
 };
 
 using SyncModelRegistry = Registry<SyncModel>;

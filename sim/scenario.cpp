@@ -294,15 +294,10 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     const bool linear = w.choice("batch_scaling", {"none", "linear"}, "none") == "linear";
     if (!has_profile && w.has("batch_scaling"))
       throw ConfigError(w.path_of("batch_scaling"), "only with a \"profile\": a synthetic workload's times are given per batch_size");
-    if (has_profile && s.workload.batch_size != s.workload.profile.batch_size) {
-      if (!linear)
-        throw ConfigError(w.path_of("batch_size"),
-                          fmt::format("the profile was measured with batch {} per worker, not {}; add \"batch_scaling\": "
-                                      "\"linear\" to scale forward, backward and I/O times with the batch (the "
-                                      "optimizer step and the gradient bytes stay), or profile that batch",
-                                      s.workload.profile.batch_size, s.workload.batch_size));
-      s.workload.profile = models::scale_batch(s.workload.profile, s.workload.batch_size);
-      s.workload.batch_scaled = true;
+    s.workload.batch_extrapolation = linear;
+    if (has_profile) {
+      s.workload.batch_scaled = !s.workload.profile.covers(s.workload.batch_size);
+      s.workload.profile = s.workload.profile.at_batch(s.workload.batch_size, linear, w.path_of("batch_size"));
     }
     s.workload.profile.batch_size = s.workload.batch_size;
     w.finish();
@@ -344,6 +339,9 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
       sync->bind(binding);
       s.training.sync_model = std::move(sync);
     }
+    // What each worker computes per iteration (crossbow: its learners' batches as one).
+    s.workload.worker = s.training.sync_model->worker_workload(s.workload.profile, s.workload.batch_size,
+                                                               s.workload.batch_extrapolation);
     s.training.graph = s.training.sync_model->logical_graph(s.platform.workers, s.seed);  // ConfigError if N cannot form it
     s.training.collective_algorithm =
         create_plugin<models::Collective>(s.training.collective, "/training/collective", "collective");

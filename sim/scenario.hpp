@@ -67,11 +67,15 @@ struct NetworkSpec {
 };
 
 struct WorkloadSpec {
-  models::Profile profile;
+  models::Profile profile;   // at batch_size (measured, interpolated or scaled)
   std::string profile_file;  // empty for a synthetic workload
   int iterations = 10;
-  std::int64_t batch_size = 32;  // samples per worker per iteration
-  bool batch_scaled = false;     // compute times scaled linearly from the profile's batch ("batch_scaling")
+  std::int64_t batch_size = 32;  // samples per worker (per learner with crossbow) per iteration
+  bool batch_extrapolation = false;  // "batch_scaling": "linear": a batch outside the measured ones scales per sample
+  bool batch_scaled = false;         // batch_size is outside the profile's measured batches and was scaled linearly
+  /// What each worker computes per iteration, from the sync model (SyncModel::worker_workload):
+  /// the profile it replays, the samples throughput counts, speedup's one-worker baseline.
+  models::WorkerWorkload worker;
 };
 
 struct Plugin {

@@ -145,7 +145,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   detail::Context ctx;
   ctx.scenario = &scenario;
   ctx.progress = progress;
-  ctx.plan.profile = &scenario.workload.profile;
+  ctx.plan.profile = &scenario.workload.worker.profile;
   ctx.plan.iterations = scenario.workload.iterations;
   ctx.plan.overlap = scenario.training.bucketing.overlap;
   ctx.group = make_collective_group(scenario.platform.graph, !ctx.stepwise(), scenario.platform.routing,
@@ -155,12 +155,12 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   if (scenario.training.bucketing.policy == BucketingPolicy::MGWFBP) {
     // MG-WFBP's cost model: one call of the scenario's all-reduce on this platform's alpha and beta.
     const auto& coll = *scenario.training.collective_algorithm;
-    ctx.plan.buckets = models::make_buckets_mgwfbp(scenario.workload.profile, [&ctx, &coll](double bytes) {
+    ctx.plan.buckets = models::make_buckets_mgwfbp(scenario.workload.worker.profile, [&ctx, &coll](double bytes) {
       const auto& algo = coll.resolve(ctx.group, bytes, ctx.ab);
       return call_cost_s(ctx, algo) + algo.analytic_time_s(ctx.group, bytes, ctx.ab);
     });
   } else {
-    ctx.plan.buckets = models::make_buckets(scenario.workload.profile, scenario.training.bucketing.bucket_bytes);
+    ctx.plan.buckets = models::make_buckets(scenario.workload.worker.profile, scenario.training.bucketing.bucket_bytes);
   }
   ctx.plan.compression = compress_buckets(scenario, ctx.plan.buckets);
   ctx.result.compression = ctx.plan.compression;
@@ -171,7 +171,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
       variant_cr.push_back(kept_fraction(*comp, ctx.plan.buckets));
     }
     ctx.adaptive = std::make_unique<detail::AdaptiveRun>(
-        models::AdaptiveController(adaptive.settings, *adaptive.gain, scenario.workload.profile.iteration_compute_s()));
+        models::AdaptiveController(adaptive.settings, *adaptive.gain, scenario.workload.worker.profile.iteration_compute_s()));
   }
   if (!ctx.plan.compression.empty())  // the selecting worker of each iteration (AR-Topk)
     for (int it = 0; it < ctx.plan.iterations; ++it)

@@ -29,6 +29,11 @@ Example:
   python3 tools/profile_torch.py --model resnet18 --batch-size 2 --iterations 2 --warmup 1 \\
       --device cpu --output scenarios/profiles/measured/resnet18_cpu.json
 
+With --batch-sizes 8,16,32 the model is measured at each batch (increasing) and ONE multi-batch
+profile is written: the first batch's times at the top level, every other batch's io_s,
+optimizer_s and per-layer forward_s/backward_s under "batch_profiles" (docs/profiles.md). The
+layers, their order, parameters and grad_bytes must be the same at every batch (they are checked).
+
 Besides torchvision model names, --model mnist_cnn profiles the pytorch/examples MNIST CNN and
 --model eventgrad_cnn the EventGraD paper's CNN-2 (soumyadipghosh/eventgrad, 27,480 parameters).
 Requires torch and torchvision (e.g. Debian's python3-torch and python3-torchvision); without them it
@@ -81,9 +86,18 @@ def cpu_name():
 
 def dumps(profile):
     """JSON with one layer object per line (same layout as tools/make_profiles.py)."""
-    head = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in profile.items() if k != "layers"]
-    rows = [f"    {json.dumps(l, separators=(', ', ': '))}" for l in profile["layers"]]
-    return "{\n" + ",\n".join(head) + ',\n  "layers": [\n' + ",\n".join(rows) + "\n  ]\n}\n"
+    def layer_rows(layers, indent):
+        return ",\n".join(f"{indent}{json.dumps(l, separators=(', ', ': '))}" for l in layers)
+
+    head = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in profile.items() if k not in ("layers", "batch_profiles")]
+    out = "{\n" + ",\n".join(head) + ',\n  "layers": [\n' + layer_rows(profile["layers"], "    ") + "\n  ]"
+    if "batch_profiles" in profile:
+        entries = []
+        for b in profile["batch_profiles"]:
+            fields = ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in b.items() if k != "layers")
+            entries.append("    {" + fields + ', "layers": [\n' + layer_rows(b["layers"], "      ") + "\n    ]}")
+        out += ',\n  "batch_profiles": [\n' + ",\n".join(entries) + "\n  ]"
+    return out + "\n}\n"
 
 
 def build_model(torch, name, num_classes):
@@ -146,10 +160,24 @@ def build_model(torch, name, num_classes):
     return model, (3, size, size), num_classes
 
 
+def parse_batch_sizes(text):
+    """"8,16,32" -> [8, 16, 32]; None if not a strictly increasing list of integers >= 1."""
+    try:
+        sizes = [int(t) for t in text.split(",")]
+    except ValueError:
+        return None
+    if not sizes or any(b < 1 for b in sizes) or any(b <= a for a, b in zip(sizes, sizes[1:])):
+        return None
+    return sizes
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default="resnet50", help="torchvision model name, mnist_cnn or eventgrad_cnn (default resnet50)")
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--batch-sizes", default=None,
+                    help="comma-separated increasing batches, e.g. 8,16,32: measure each and write one "
+                         "multi-batch profile (the first at the top level; replaces --batch-size)")
     ap.add_argument("--iterations", type=int, default=10, help="timed iterations to average (default 10)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed iterations first (default 3)")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -167,6 +195,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.batch_size < 1 or args.iterations < 1 or args.warmup < 0:
         ap.error("--batch-size and --iterations must be >= 1 and --warmup >= 0")
+    batches = [args.batch_size]
+    if args.batch_sizes is not None:
+        batches = parse_batch_sizes(args.batch_sizes)
+        if batches is None:
+            ap.error(f"--batch-sizes: expected increasing integers >= 1 separated by commas, got {args.batch_sizes!r}")
 
     # Imported only now, so that --help and argument errors work without PyTorch.
     torch = import_optional("torch", "python3-torch", "PyTorch")
@@ -227,31 +260,17 @@ def main(argv=None):
             return None
         return hook
 
-    handles = []
-    for i, (_, m) in enumerate(owners):
-        handles.append(m.register_forward_hook(fwd_hook))
-        for p in m.parameters(recurse=False):
-            if p.requires_grad:
-                handles.append(p.register_hook(grad_hook_for(i)))
-
-    host_x = torch.randn(args.batch_size, *in_shape)
-    host_y = torch.randint(0, classes, (args.batch_size,))
-    if cuda:
-        host_x, host_y = host_x.pin_memory(), host_y.pin_memory()
-
-    def losses(out):
-        if isinstance(out, torch.Tensor):
-            return loss_fn(out.float(), y)
-        parts = [o for o in out if isinstance(o, torch.Tensor)]  # e.g. InceptionOutputs(logits, aux)
-        total = loss_fn(parts[0].float(), y)
-        for aux in parts[1:]:
-            total = total + 0.4 * loss_fn(aux.float(), y)
-        return total
+    def add_hooks():
+        handles = []
+        for i, (_, m) in enumerate(owners):
+            handles.append(m.register_forward_hook(fwd_hook))
+            for p in m.parameters(recurse=False):
+                if p.requires_grad:
+                    handles.append(p.register_hook(grad_hook_for(i)))
+        return handles
 
     n = len(owners)
-    fwd_acc, bwd_acc = [0.0] * n, [0.0] * n
-    first_fwd = [None] * n
-    sums = {"io": 0.0, "fwd": 0.0, "bwd": 0.0, "opt": 0.0}
+    iters = args.iterations
 
     def attribute(events, start, end, acc):
         prev = start
@@ -261,77 +280,112 @@ def main(argv=None):
         if events:
             acc[events[-1][1]] += end - prev
 
-    for it in range(args.warmup + args.iterations):
-        timed = it >= args.warmup
-        opt.zero_grad(set_to_none=True)
-        fwd_events.clear()
-        bwd_events.clear()
-        sync()
-        t0 = time.perf_counter()
+    def measure(batch):
+        """One batch: per-layer forward/backward seconds, io/optimizer seconds, forward order, un-hooked time."""
+        host_x = torch.randn(batch, *in_shape)
+        host_y = torch.randint(0, classes, (batch,))
         if cuda:
-            x = host_x.to(device, non_blocking=True)
-            y = host_y.to(device, non_blocking=True)
-        else:
-            x, y = host_x.clone(), host_y.clone()
-        sync()
-        t1 = time.perf_counter()
-        state["timing"] = timed
-        with autocast():
-            out = model(x)
-            loss = losses(out)
-        sync()
-        t2 = time.perf_counter()
-        loss.backward()
-        sync()
-        t3 = time.perf_counter()
-        state["timing"] = False
-        opt.step()
-        sync()
-        t4 = time.perf_counter()
-        if not timed:
-            continue
-        sums["io"] += t1 - t0
-        sums["fwd"] += t2 - t1
-        sums["bwd"] += t3 - t2
-        sums["opt"] += t4 - t3
-        attribute(fwd_events, t1, t2, fwd_acc)
-        attribute(bwd_events, t2, t3, bwd_acc)
-        for k, (_, i) in enumerate(fwd_events):
-            if first_fwd[i] is None:
-                first_fwd[i] = k
+            host_x, host_y = host_x.pin_memory(), host_y.pin_memory()
 
-    # Reference: the same iteration without hooks, to show the hooks' overhead.
-    for h in handles:
-        h.remove()
-    plain = 0.0
-    for _ in range(args.iterations):
-        opt.zero_grad(set_to_none=True)
-        sync()
-        t0 = time.perf_counter()
-        with autocast():
-            loss = losses(model(host_x.to(device)))
-        loss.backward()
-        sync()
-        plain += time.perf_counter() - t0
-    plain /= args.iterations
+        def losses(out, y):
+            if isinstance(out, torch.Tensor):
+                return loss_fn(out.float(), y)
+            parts = [o for o in out if isinstance(o, torch.Tensor)]  # e.g. InceptionOutputs(logits, aux)
+            total = loss_fn(parts[0].float(), y)
+            for aux in parts[1:]:
+                total = total + 0.4 * loss_fn(aux.float(), y)
+            return total
 
-    iters = args.iterations
-    # Layer order: forward execution order; modules that never ran forward hooks (parameters used
-    # functionally by a parent) follow the module registered just before them.
-    order_key = []
-    last = -1.0
-    for i in range(n):
-        key = float(first_fwd[i]) if first_fwd[i] is not None else last + 1e-3
-        order_key.append(key)
-        last = key
+        fwd_acc, bwd_acc = [0.0] * n, [0.0] * n
+        first_fwd = [None] * n
+        sums = {"io": 0.0, "fwd": 0.0, "bwd": 0.0, "opt": 0.0}
+        handles = add_hooks()
+        for it in range(args.warmup + iters):
+            timed = it >= args.warmup
+            opt.zero_grad(set_to_none=True)
+            fwd_events.clear()
+            bwd_events.clear()
+            sync()
+            t0 = time.perf_counter()
+            if cuda:
+                x = host_x.to(device, non_blocking=True)
+                y = host_y.to(device, non_blocking=True)
+            else:
+                x, y = host_x.clone(), host_y.clone()
+            sync()
+            t1 = time.perf_counter()
+            state["timing"] = timed
+            with autocast():
+                out = model(x)
+                loss = losses(out, y)
+            sync()
+            t2 = time.perf_counter()
+            loss.backward()
+            sync()
+            t3 = time.perf_counter()
+            state["timing"] = False
+            opt.step()
+            sync()
+            t4 = time.perf_counter()
+            if not timed:
+                continue
+            sums["io"] += t1 - t0
+            sums["fwd"] += t2 - t1
+            sums["bwd"] += t3 - t2
+            sums["opt"] += t4 - t3
+            attribute(fwd_events, t1, t2, fwd_acc)
+            attribute(bwd_events, t2, t3, bwd_acc)
+            for k, (_, i) in enumerate(fwd_events):
+                if first_fwd[i] is None:
+                    first_fwd[i] = k
+
+        # Reference: the same iteration without hooks, to show the hooks' overhead.
+        for h in handles:
+            h.remove()
+        plain = 0.0
+        y_dev = host_y.to(device)
+        for _ in range(iters):
+            opt.zero_grad(set_to_none=True)
+            sync()
+            t0 = time.perf_counter()
+            with autocast():
+                loss = losses(model(host_x.to(device)), y_dev)
+            loss.backward()
+            sync()
+            plain += time.perf_counter() - t0
+        return {"fwd_acc": fwd_acc, "bwd_acc": bwd_acc, "first_fwd": first_fwd,
+                "sums": {k: v / iters for k, v in sums.items()}, "plain": plain / iters}
+
+    runs = [measure(b) for b in batches]
+
+    # Layer order: forward execution order of the first batch; modules that never ran forward hooks
+    # (parameters used functionally by a parent) follow the module registered just before them.
+    def layer_order(first_fwd):
+        order_key = []
+        last = -1.0
+        for i in range(n):
+            key = float(first_fwd[i]) if first_fwd[i] is not None else last + 1e-3
+            order_key.append(key)
+            last = key
+        return sorted(range(n), key=lambda i: order_key[i])
+
+    order = layer_order(runs[0]["first_fwd"])
+    for b, r in zip(batches[1:], runs[1:]):
+        if layer_order(r["first_fwd"]) != order:
+            die(f"the layers ran forward in another order at batch {b} than at batch {batches[0]}; "
+                "a multi-batch profile needs the same layers in the same order at every batch")
+
+    def g6(v):
+        return float(f"{v:.6g}")
+
     layers = []
-    for i in sorted(range(n), key=lambda i: order_key[i]):
+    for i in order:
         name, m = owners[i]
         params = list(m.parameters(recurse=False))
         layers.append({
             "name": name,
-            "forward_s": float(f"{fwd_acc[i] / iters:.6g}"),
-            "backward_s": float(f"{bwd_acc[i] / iters:.6g}"),
+            "forward_s": g6(runs[0]["fwd_acc"][i] / iters),
+            "backward_s": g6(runs[0]["bwd_acc"][i] / iters),
             "parameters": sum(p.numel() for p in params),
             "grad_bytes": sum(p.numel() * (p.grad.element_size() if p.grad is not None else p.element_size())
                               for p in params),
@@ -346,33 +400,46 @@ def main(argv=None):
         tv = f", torchvision {torchvision.__version__}"
     except ImportError:
         tv = ""
-    fwd_s, bwd_s = sums["fwd"] / iters, sums["bwd"] / iters
+    command = "tools/profile_torch.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    hooks = "; ".join(f"batch {b}: hooked forward+backward {1e3 * (r['sums']['fwd'] + r['sums']['bwd']):.3f} ms vs "
+                      f"{1e3 * r['plain']:.3f} ms without hooks" for b, r in zip(batches, runs))
     prov = (f"measured by tools/profile_torch.py on {socket.gethostname()}: {dev_desc}; torch {torch.__version__}{tv}, "
             f"Python {platform.python_version()}, {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}; "
-            f"model {args.model}, batch {args.batch_size}, input {'x'.join(map(str, in_shape))}, {args.dtype}"
+            f"model {args.model}, batch{'es ' + ', '.join(map(str, batches)) if len(batches) > 1 else ' ' + str(batches[0])}, "
+            f"input {'x'.join(map(str, in_shape))}, {args.dtype}"
             f"{' autocast' if autocast_dtype else ''}, synthetic data, {iters} timed iterations after {args.warmup} "
-            f"warm-up; per-layer times from module forward hooks and parameter gradient hooks (non-parametric "
-            f"ops charged to the next parametric module); optimizer_s = {args.optimizer} step; io_s = "
-            f"{'host-to-device copy of the batch' if cuda else 'in-memory copy of the batch'}; "
-            f"hooked forward+backward {1e3 * (fwd_s + bwd_s):.3f} ms vs {1e3 * plain:.3f} ms without hooks")
+            f"warm-up{' per batch' if len(batches) > 1 else ''}; per-layer times from module forward hooks and parameter "
+            f"gradient hooks (non-parametric ops charged to the next parametric module); optimizer_s = {args.optimizer} "
+            f"step; io_s = {'host-to-device copy of the batch' if cuda else 'in-memory copy of the batch'}; {hooks}")
+    if len(batches) > 1:
+        prov += f"; command: {command}"
+    first = runs[0]["sums"]
     profile = {
         "model": args.model,
-        "batch_size": args.batch_size,
+        "batch_size": batches[0],
         "device": dev_desc,
         "dtype": args.dtype,
         "provenance": prov,
-        "optimizer_s": float(f"{sums['opt'] / iters:.6g}"),
-        "io_s": float(f"{sums['io'] / iters:.6g}"),
+        "optimizer_s": g6(first["opt"]),
+        "io_s": g6(first["io"]),
         "layers": layers,
     }
+    if len(batches) > 1:
+        profile["batch_profiles"] = [
+            {"batch_size": b, "io_s": g6(r["sums"]["io"]), "optimizer_s": g6(r["sums"]["opt"]),
+             "layers": [{"name": owners[i][0], "forward_s": g6(r["fwd_acc"][i] / iters),
+                         "backward_s": g6(r["bwd_acc"][i] / iters)} for i in order]}
+            for b, r in zip(batches[1:], runs[1:])]
     out = args.output or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "profiles",
                                       "measured", f"{args.model}_{args.device}.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w", encoding="utf-8") as f:
         f.write(dumps(profile))
-    print(f"{args.model}: {total_params:,} parameters in {len(layers)} layers; per iteration: io {1e3 * sums['io'] / iters:.3f} ms, "
-          f"forward {1e3 * fwd_s:.3f} ms, backward {1e3 * bwd_s:.3f} ms, optimizer {1e3 * sums['opt'] / iters:.3f} ms; "
-          f"without hooks forward+backward {1e3 * plain:.3f} ms")
+    for b, r in zip(batches, runs):
+        t = r["sums"]
+        print(f"{args.model} batch {b}: {total_params:,} parameters in {len(layers)} layers; per iteration: io "
+              f"{1e3 * t['io']:.3f} ms, forward {1e3 * t['fwd']:.3f} ms, backward {1e3 * t['bwd']:.3f} ms, optimizer "
+              f"{1e3 * t['opt']:.3f} ms; without hooks forward+backward {1e3 * r['plain']:.3f} ms")
     print(f"wrote {os.path.normpath(out)}")
     return 0
 

@@ -258,3 +258,123 @@ TEST_CASE("gossip follows the platform's routes: ring flows that cross a thin co
   const double core = 2.5e9 / 8;
   for (const auto& row : r.rows) CHECK(row.duration_s == doctest::Approx(COMPUTE + 3 * LAT + 2 * MODEL / core).epsilon(1e-9));
 }
+
+// ---- crossbow ----
+
+namespace {
+
+/// A multi-batch profile of LAYERS layers of GRAD bytes measured at batches 4, 8 and 16:
+/// per layer forward f(b) and backward 2 f(b), with f = 1, 1.5, 2.5 ms (a GPU that is far from
+/// full at small batches); io 0.1, 0.2, 0.4 ms; optimizer OPT at every batch.
+json crossbow_profile() {
+  const double f[] = {1e-3, 1.5e-3, 2.5e-3}, io[] = {0.1e-3, 0.2e-3, 0.4e-3};
+  const int batches[] = {4, 8, 16};
+  auto layers = [&](int i, bool top) {
+    json out = json::array();
+    for (int l = 0; l < LAYERS; ++l) {
+      json layer = {{"name", fmt::format("layer{}", l)}, {"forward_s", f[i]}, {"backward_s", 2 * f[i]}};
+      if (top) layer["grad_bytes"] = GRAD;
+      out.push_back(layer);
+    }
+    return out;
+  };
+  json p = {{"model", "tiny"}, {"batch_size", batches[0]}, {"optimizer_s", OPT}, {"io_s", io[0]}, {"layers", layers(0, true)}};
+  for (int i = 1; i < 3; ++i)
+    p["batch_profiles"].push_back({{"batch_size", batches[i]}, {"io_s", io[i]}, {"optimizer_s", OPT}, {"layers", layers(i, false)}});
+  return p;
+}
+
+json crossbow(int workers, int learners, const std::string& profile, std::int64_t batch, int iterations) {
+  json s = star(workers, {{"name", "crossbow"}, {"params", {{"learners_per_gpu", learners},
+                                                            {"device_memory_bandwidth", "100GBps"}}}}, iterations);
+  s["workload"] = {{"profile", profile}, {"batch_size", batch}, {"iterations", iterations}};
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("crossbow with one learner per GPU costs what bsp without overlap costs, and the closed form") {
+  TempDir tmp;
+  for (const char* fidelity : {"flow", "analytic"}) {
+    CAPTURE(fidelity);
+    json bsp = star(4, {{"name", "bsp"}}, 3);
+    bsp["training"]["bucketing"]["overlap"] = false;
+    bsp["network"]["fidelity"] = fidelity;
+    json xbow = star(4, {{"name", "crossbow"}}, 3);
+    xbow["network"]["fidelity"] = fidelity;
+    const auto b = run(tmp, fmt::format("bsp-{}", fidelity), bsp);
+    const auto c = run(tmp, fmt::format("crossbow-{}", fidelity), xbow);
+    CHECK(c.summary["iteration_time_s"].get<double>() ==
+          doctest::Approx(b.summary["iteration_time_s"].get<double>()).epsilon(1e-9));
+    CHECK(c.summary["comm_bytes_per_iteration"] == b.summary["comm_bytes_per_iteration"]);
+    CHECK(c.summary["throughput_samples_per_s"].get<double>() ==
+          doctest::Approx(b.summary["throughput_samples_per_s"].get<double>()).epsilon(1e-9));
+    CHECK(c.summary["sync_settings"]["learners_per_gpu"] == 1);
+    CHECK(c.summary["sync_settings"]["combine_s"] == 0.0);
+  }
+  // One bucket, analytic: compute + call cost + ring 2 (N-1) alpha + 2 (N-1)/N M beta + optimizer,
+  // alpha = two links' latency on the star.
+  json one = star(4, {{"name", "crossbow"}}, 2);
+  one["network"]["fidelity"] = "analytic";
+  one["training"]["bucketing"]["bucket_bytes"] = "100MB";
+  const auto r = run(tmp, "closed", one);
+  const double n = 4, call = 10e-6;
+  const double expected = COMPUTE + call + 2 * (n - 1) * 2 * LAT + 2 * (n - 1) / n * MODEL / BW;
+  CHECK(r.summary["buckets_per_iteration"] == 1);
+  for (const auto& row : r.rows) CHECK(row.duration_s == doctest::Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("crossbow with k learners: the GPU computes the profile interpolated at k b plus the combine, and counts k b samples") {
+  TempDir tmp;
+  const std::string profile = tmp.write("tiny.json", crossbow_profile().dump());
+  const int n = 4;
+  const double bandwidth = 100e9;
+  const auto one = run(tmp, "k1", crossbow(n, 1, profile, 4, 3));
+  for (int k : {2, 3}) {
+    CAPTURE(k);
+    const auto r = run(tmp, fmt::format("k{}", k), crossbow(n, k, profile, 4, 3));
+    // k b = 8 is measured, 12 lies between 8 and 16.
+    const double kb = 4.0 * k;
+    const double x = kb <= 8 ? (kb - 4) / 4 : (kb - 8) / 8;
+    const double f = kb <= 8 ? 1e-3 + (1.5e-3 - 1e-3) * x : 1.5e-3 + (2.5e-3 - 1.5e-3) * x;
+    const double io = kb <= 8 ? 0.1e-3 + 0.1e-3 * x : 0.2e-3 + 0.2e-3 * x;
+    const double combine = (k - 1) * 3 * MODEL / bandwidth;
+    const double compute = io + LAYERS * 3 * f + combine + k * OPT;
+    CHECK(r.summary["compute_time_per_iteration_s"].get<double>() == doctest::Approx(compute).epsilon(1e-9));
+    // Communication is k-independent: the same model all-reduced after the compute.
+    const double comm = one.summary["iteration_time_s"].get<double>() - one.summary["compute_time_per_iteration_s"].get<double>();
+    const double t = r.summary["iteration_time_s"].get<double>();
+    CHECK(t == doctest::Approx(compute + comm).epsilon(1e-9));
+    CHECK(r.summary["samples_per_worker_iteration"] == 4 * k);
+    CHECK(r.summary["batch_size_per_worker"] == 4);
+    CHECK(r.summary["throughput_samples_per_s"].get<double>() == doctest::Approx(n * kb / t).epsilon(1e-9));
+    // Speedup against one GPU running the same k learners alone.
+    CHECK(r.summary["single_worker_iteration_time_s"].get<double>() == doctest::Approx(compute).epsilon(1e-12));
+    CHECK(r.summary["speedup"].get<double>() == doctest::Approx(n * compute / t).epsilon(1e-9));
+    CHECK(r.summary["sync_settings"] == json{{"learners_per_gpu", k},
+                                             {"device_memory_bandwidth_Bps", bandwidth},
+                                             {"batch_size_per_learner", 4},
+                                             {"samples_per_gpu_iteration", 4 * k},
+                                             {"combine_s", combine},
+                                             {"update_s", k * OPT}});
+  }
+}
+
+TEST_CASE("crossbow refuses k > 1 on a profile measured at one batch, unless its times scale per sample") {
+  TempDir tmp;
+  json single = crossbow_profile();
+  single.erase("batch_profiles");
+  const std::string profile = tmp.write("single.json", single.dump());
+  const auto r = ddlsim::test::ddlsim(fmt::format("validate {}", tmp.write("s.json", crossbow(2, 2, profile, 4, 1).dump())));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "ddlsim: error: /training/sync/params/learners_per_gpu: 2 learners of batch 4 share a GPU as one "
+                 "batch of 8, but the profile was measured at batch 4 only: give a multi-batch profile "
+                 "(\"batch_profiles\", tools/profile_torch.py --batch-sizes) that covers 8, or \"batch_scaling\": "
+                 "\"linear\" in the workload to scale its times per sample (then k learners take k times one "
+                 "learner's time)\n");
+  json linear = crossbow(2, 2, profile, 4, 2);
+  linear["workload"]["batch_scaling"] = "linear";
+  const auto l = run(tmp, "linear", linear);
+  const double compute = 2 * (0.1e-3 + LAYERS * 3 * 1e-3) + 3 * MODEL / 100e9 + 2 * OPT;
+  CHECK(l.summary["compute_time_per_iteration_s"].get<double>() == doctest::Approx(compute).epsilon(1e-9));
+}
