@@ -326,3 +326,23 @@ TEST_CASE("ordered_gradients with m < N: only the selected push, m/N of the grad
   CHECK(r.summary["events"]["always_send_baseline"] == n * its);
   for (const auto& row : r.rows) CHECK(std::stoi(row.at(14)) == (std::stoi(row.at(0)) == std::stoi(row.at(1)) % n ? 1 : 0));
 }
+
+TEST_CASE("event_triggered surrogate: the trace's initial passes, then its fitted rates, over the profile's layers") {
+  TempDir tmp;
+  // Recorded on 2 workers and 2 tensors: only the initial passes (p = 1, 2) send.
+  const json quiet_algo = {{"name", "event_triggered"}, {"threshold", "constant"}, {"value", 1e6}, {"initial_comm_passes", 3}};
+  const auto quiet = trace(quiet_algo, {500'000, 500'000}, flat_norms(6, 2, 2, 0.25), flags(6, 2, 2, [](int k) { return k < 2 ? 1 : 0; }));
+  // Simulated on 5 workers with a 3-layer profile (not the trace's model: the surrogate's messages are the layers).
+  const json params = {{"decisions", "surrogate"}, {"windows", 2}};
+  const auto r = run(tmp, "q", scenario(5, 3, 2e6, 8, event_sync("q_trace.json", params)), quiet);
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.summary["events"]["sent"] == 5 * 2 * 3 * 2);  // workers x neighbours x layers x initial iterations
+  CHECK(r.summary["events"]["always_send_baseline"] == 5 * 2 * 3 * 8);
+  CHECK(r.summary["events"]["decisions"]["source"] == "surrogate");
+  // Every tensor sent after the initial passes: rate 1, every message every iteration.
+  const json loud_algo = {{"name", "event_triggered"}, {"threshold", "constant"}, {"value", 0}, {"initial_comm_passes", 3}};
+  const auto loud = trace(loud_algo, {500'000, 500'000}, flat_norms(6, 2, 2, 0.25), flags(6, 2, 2, [](int) { return 1; }));
+  const auto all = run(tmp, "l", scenario(5, 3, 2e6, 8, event_sync("l_trace.json", params)), loud);
+  REQUIRE_MESSAGE(all.exit_code == 0, all.err);
+  CHECK(all.summary["events"]["saved"] == 0);
+}
