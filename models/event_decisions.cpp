@@ -73,6 +73,49 @@ int window_of(int k, int first, int last, int windows) {
   return std::min((k - first) / length, (span - 1) / length);
 }
 
+TensorRates fit_tensor_rates(const TrainingTrace& t, const DecisionSource& source) {
+  TensorRates r;
+  r.first = std::max(0, t.algorithm.trigger.initial_comm_passes - 1);  // passes p < P always send
+  r.last = t.iterations - 1;
+  r.windows = source.windows;
+  if (r.first > r.last)
+    throw ConfigError(pointer_append(source.path, "trace"),
+                      fmt::format("training trace \"{}\" has only its {} initial passes ({} iterations): nothing to fit "
+                                  "a surrogate to",
+                                  source.trace_file, r.first, t.iterations));
+  std::string previous;
+  for (int i = 0; i < t.tensor_count(); ++i) {
+    const auto& name = t.tensors[static_cast<std::size_t>(i)].name;
+    const std::string layer = name.substr(0, name.rfind('.'));
+    if (r.representative.empty() || layer != previous) r.representative.push_back(i);
+    else if (t.tensors[static_cast<std::size_t>(i)].numel > t.tensors[static_cast<std::size_t>(r.representative.back())].numel)
+      r.representative.back() = i;
+    previous = layer;
+  }
+  const auto count = static_cast<std::size_t>(window_of(r.last, r.first, r.last, r.windows) + 1);
+  r.per_tensor.assign(static_cast<std::size_t>(t.tensor_count()), std::vector<double>(count, 0));
+  std::vector<double> pairs(count, 0);
+  for (int k = r.first; k <= r.last; ++k) {
+    const auto win = static_cast<std::size_t>(window_of(k, r.first, r.last, r.windows));
+    pairs[win] += t.workers;
+    for (int w = 0; w < t.workers; ++w)
+      for (int i = 0; i < t.tensor_count(); ++i) r.per_tensor[static_cast<std::size_t>(i)][win] += t.sent(k, w, i) ? 1 : 0;
+  }
+  for (auto& per : r.per_tensor)
+    for (std::size_t win = 0; win < count; ++win) per[win] /= pairs[win];
+  return r;
+}
+
+int TensorRates::tensor_at_depth(double depth) const {
+  const auto groups = representative.size();
+  return representative[std::min(groups - 1, static_cast<std::size_t>(depth * static_cast<double>(groups)))];
+}
+
+double TensorRates::rate(int tensor, int k) const {
+  if (k < first) return 1;
+  return per_tensor[static_cast<std::size_t>(tensor)][static_cast<std::size_t>(window_of(k, first, last, windows))];
+}
+
 nlohmann::json describe_source(const DecisionSource& source, const TrainingTrace* trace) {
   nlohmann::json j{{"source", source.surrogate ? "surrogate" : "trace"}};
   if (source.surrogate) j["windows"] = source.windows;

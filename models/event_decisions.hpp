@@ -42,6 +42,23 @@ double surrogate_uniform(std::uint64_t seed, std::uint64_t a, std::uint64_t b, s
 /// (k beyond `last` is held in the last window).
 int window_of(int k, int first, int last, int windows);
 
+/// An event_triggered trace's send rates, for the surrogate: every tensor is sent during the trace's
+/// initial passes; after them, per window of iterations, the fraction of (iteration, worker) pairs
+/// that sent each tensor. The trace's layers (tensor names up to the last '.') are represented by
+/// their largest tensor.
+struct TensorRates {
+  int first = 0;                               // iterations before this always send
+  int last = 0;                                // the trace's last iteration
+  int windows = 1;                             // as asked (window_of)
+  std::vector<std::vector<double>> per_tensor; // [tensor][window]
+  std::vector<int> representative;             // per trace layer, in order: its largest tensor
+  /// The representative tensor of the trace layer at relative depth `depth` in [0, 1).
+  [[nodiscard]] int tensor_at_depth(double depth) const;
+  /// Tensor i's send probability at (simulated) iteration k.
+  [[nodiscard]] double rate(int tensor, int k) const;
+};
+TensorRates fit_tensor_rates(const TrainingTrace& trace, const DecisionSource& source);
+
 /// For summary.json: the source, the trace file and what it recorded.
 nlohmann::json describe_source(const DecisionSource& source, const TrainingTrace* trace);
 

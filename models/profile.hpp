@@ -69,6 +69,11 @@ struct Profile {
   [[nodiscard]] Profile at_batch(std::int64_t batch, bool extrapolate = false, const std::string& path = "") const;
 };
 
+/// The "batch_profiles" array of a profile (models/profile_batches.cpp): every measured batch other
+/// than the top-level one, increasing, with `p`'s layers; errors at `path`.
+std::vector<BatchTimes> parse_batch_profiles(const json& value, const std::string& path, const Profile& p,
+                                             const std::string& layers_path);
+
 /// Reads a profile object (the content of a profile file, with its "batch_profiles" if any);
 /// `path` prefixes error paths.
 Profile parse_profile(const json& value, const std::string& path);

@@ -153,58 +153,19 @@ class EventTriggered final : public SyncModel {
   }
 
   void fit_surrogate(const SyncBinding& b) {
-    const auto& t = *trace_;
-    const int first = std::max(0, t.algorithm.trigger.initial_comm_passes - 1);  // passes p < P always send
-    if (first >= t.iterations)
-      throw ConfigError(pointer_append(source_.path, "trace"),
-                        fmt::format("training trace \"{}\" has only its {} initial passes ({} iterations): nothing to fit "
-                                    "a surrogate to",
-                                    source_.trace_file, first, t.iterations));
-    // The trace's layers (tensor names up to the last '.'), in order; each represented by its largest tensor.
-    std::vector<int> representative;
-    std::string previous;
-    for (int i = 0; i < t.tensor_count(); ++i) {
-      const auto& name = t.tensors[static_cast<std::size_t>(i)].name;
-      const std::string layer = name.substr(0, name.rfind('.'));
-      if (representative.empty() || layer != previous) representative.push_back(i);
-      else if (t.tensors[static_cast<std::size_t>(i)].numel > t.tensors[static_cast<std::size_t>(representative.back())].numel)
-        representative.back() = i;
-      previous = layer;
-    }
-    // Per trace tensor and window: the fraction of (iteration, worker) pairs that sent.
-    const int windows = window_of(t.iterations - 1, first, t.iterations - 1, source_.windows) + 1;
-    std::vector<std::vector<double>> sent(static_cast<std::size_t>(t.tensor_count()), std::vector<double>(static_cast<std::size_t>(windows), 0));
-    std::vector<double> count(static_cast<std::size_t>(windows), 0);
-    for (int k = first; k < t.iterations; ++k) {
-      const auto win = static_cast<std::size_t>(window_of(k, first, t.iterations - 1, source_.windows));
-      count[win] += t.workers;
-      for (int w = 0; w < t.workers; ++w)
-        for (int i = 0; i < t.tensor_count(); ++i) sent[static_cast<std::size_t>(i)][win] += t.sent(k, w, i) ? 1 : 0;
-    }
-    for (auto& per : sent)
-      for (std::size_t win = 0; win < per.size(); ++win) per[win] /= count[win];
-    // The messages: the profile's layers with gradients, mapped to the trace layer at the same depth.
-    std::vector<int> source_tensor;
-    const auto& layers = b.profile->layers;
-    for (const auto& layer : layers)
+    const auto fitted = fit_tensor_rates(*trace_, source_);
+    std::vector<int> source_tensor;  // the profile's layers with gradients are the messages
+    for (const auto& layer : b.profile->layers)
       if (layer.grad_bytes > 0) bytes_.push_back(layer.grad_bytes);
-    const auto groups = representative.size();
-    for (std::size_t j = 0; j < bytes_.size(); ++j) {
-      const double depth = (static_cast<double>(j) + 0.5) / static_cast<double>(bytes_.size());
-      const auto g = std::min(groups - 1, static_cast<std::size_t>(depth * static_cast<double>(groups)));
-      source_tensor.push_back(representative[g]);
-    }
+    for (std::size_t j = 0; j < bytes_.size(); ++j)
+      source_tensor.push_back(fitted.tensor_at_depth((static_cast<double>(j) + 0.5) / static_cast<double>(bytes_.size())));
     fires_.resize(static_cast<std::size_t>(b.iterations) * static_cast<std::size_t>(b.workers) * bytes_.size());
     for (int k = 0; k < b.iterations; ++k)
       for (int w = 0; w < b.workers; ++w)
         for (std::size_t j = 0; j < bytes_.size(); ++j) {
-          bool fire = k < first;
-          if (!fire) {
-            const auto win = static_cast<std::size_t>(window_of(k, first, t.iterations - 1, source_.windows));
-            const double p = sent[static_cast<std::size_t>(source_tensor[j])][win];
-            fire = surrogate_uniform(b.seed, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(w), j) < p;
-          }
-          fires_[index(k, w, static_cast<int>(j))] = fire ? 1 : 0;
+          const double p = fitted.rate(source_tensor[j], k);
+          fires_[index(k, w, static_cast<int>(j))] =
+              p >= 1 || surrogate_uniform(b.seed, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(w), j) < p ? 1 : 0;
         }
   }
 
