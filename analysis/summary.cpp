@@ -313,6 +313,10 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["collective_granularity"] =
       sc.network.fidelity == sim::Fidelity::ANALYTIC ? "closed_form" : sim::to_string(sc.network.granularity);
   j["collective_call_cost_s"] = sc.network.collective_call_s;
+  // The library's software costs apply to the collectives' messages (both fidelities), not to
+  // parameter-server pushes and pulls or point-to-point messages, which stay alpha-beta flows.
+  j["software"] = models::to_json(sc.network.software ? *sc.network.software : models::SoftwareCost{});
+  j["software"]["applies_to"] = "collectives";
   // Parameter-server pushes and pulls are point-to-point flows at every fidelity
   // (the server's NIC is what they study); say so where the rest is analytic.
   if (sc.training.sync_model->uses_servers()) j["push_pull_fidelity"] = "flow";

@@ -1,5 +1,7 @@
 #include "models/collective.hpp"
 
+#include <algorithm>
+
 namespace ddlsim::models {
 
 std::vector<RankStep> merge_steps(std::vector<RankStep> steps) {
@@ -23,6 +25,26 @@ std::vector<RankStep> merge_steps(std::vector<RankStep> steps) {
 
 std::vector<RankStep> Collective::rank_phases(int rank, const CollectiveGroup& group, double bytes) const {
   return merge_steps(rank_schedule(rank, group, bytes));
+}
+
+}  // namespace ddlsim::models
+
+namespace ddlsim::models {
+
+double AlphaBeta::step_on(double alpha, double beta, double bytes, double concurrent) const {
+  double latency = alpha;
+  double transfer = concurrent * bytes * beta;
+  if (software && !software->ideal()) {
+    const SoftwareCost::Message m = software->message(bytes, alpha, beta);
+    latency = software->send_overhead_s + software->recv_overhead_s + m.latency_s;
+    transfer = bytes * std::max(concurrent * m.wire_per_byte_s, m.per_byte_s);
+  }
+  switch (part) {
+    case Part::LATENCY: return latency;
+    case Part::TRANSFER: return transfer;
+    case Part::ALL: break;
+  }
+  return latency + transfer;
 }
 
 }  // namespace ddlsim::models

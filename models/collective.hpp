@@ -22,6 +22,7 @@
 #pragma once
 
 #include "models/registry.hpp"
+#include "models/software_cost.hpp"
 
 #include <boost/container/small_vector.hpp>
 
@@ -54,8 +55,38 @@ struct AlphaBeta {
   [[nodiscard]] AlphaBeta scaled(double latency_factor, double bandwidth_factor) const {
     AlphaBeta out(alpha_s * latency_factor, beta_s_per_byte / bandwidth_factor);
     if (local) out.local = LinkClass{local->alpha_s * latency_factor, local->beta_s_per_byte / bandwidth_factor};
+    out.software = software;
+    out.part = part;
     return out;
   }
+
+  /// The library's software costs (models/software_cost.hpp); null: ideal (alpha-beta exactly).
+  std::shared_ptr<const SoftwareCost> software;
+  /// Which part of a step's cost step_s() returns: all of it, only its latency terms (overheads,
+  /// latency, handshake), or only its transfer term -- so the closed forms split into a latency
+  /// and a transfer part with software costs too (sim/analytic_network.cpp).
+  enum class Part { ALL, LATENCY, TRANSFER };
+  Part part = Part::ALL;
+  [[nodiscard]] AlphaBeta only(Part p) const {
+    AlphaBeta out = *this;
+    out.part = p;
+    return out;
+  }
+
+  /// The time of one algorithm step whose messages carry `bytes` each, `concurrent` of them sharing
+  /// one NIC direction, on the global links: alpha + concurrent x bytes x beta for ideal software.
+  /// Every closed form is a sum of such steps.
+  [[nodiscard]] double step_s(double bytes, double concurrent = 1) const {
+    return step_on(alpha_s, beta_s_per_byte, bytes, concurrent);
+  }
+  /// The same on the intra-node links (intra()).
+  [[nodiscard]] double local_step_s(double bytes, double concurrent = 1) const {
+    const LinkClass l = intra();
+    return step_on(l.alpha_s, l.beta_s_per_byte, bytes, concurrent);
+  }
+
+ private:
+  [[nodiscard]] double step_on(double alpha, double beta, double bytes, double concurrent) const;
 };
 
 class NetworkCost;  // models/network_cost.hpp

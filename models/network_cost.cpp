@@ -1,5 +1,6 @@
 // ddlsim: the contention-aware schedule cost (see network_cost.hpp for the model).
 #include "models/network_cost.hpp"
+#include "models/software_cost.hpp"
 
 #include "models/collective.hpp"
 
@@ -31,8 +32,10 @@ struct Transfer {
 
 }  // namespace
 
-ContentionCost::ContentionCost(NetworkPaths paths, ContentionLimits limits, ScheduleForm form)
-    : paths_(std::move(paths)), limits_(limits), form_(form) {
+ContentionCost::ContentionCost(NetworkPaths paths, ContentionLimits limits, ScheduleForm form,
+                               std::shared_ptr<const SoftwareCost> software)
+    : paths_(std::move(paths)), limits_(limits), form_(form), software_(std::move(software)) {
+  if (software_ && software_->ideal()) software_.reset();
   if (paths_.bandwidth_Bps.size() != paths_.latency_s.size())
     throw std::invalid_argument("ContentionCost: one bandwidth and one latency per link");
   if (!paths_.route) throw std::invalid_argument("ContentionCost: no route function");
@@ -222,6 +225,16 @@ std::optional<double> ContentionCost::evaluate(const Collective& algorithm, cons
         worst = std::max(worst, load[l] / paths_.bandwidth_Bps[l]);
       }
       t.duration_s = t.latency_s + (t.bytes > 0 ? t.bytes * worst : 0.0);
+      if (software_) {  // as sim/'s executor: the handshake and overheads are latency, the window caps the rate
+        double path_beta = 0;
+        for (int h = 0; h < t.hops; ++h)
+          path_beta = std::max(path_beta, 1.0 / paths_.bandwidth_Bps[static_cast<std::size_t>(
+                                                    route_links_[static_cast<std::size_t>(t.route_offset + h)])]);
+        const double k = latency_steps[static_cast<std::size_t>(t.send_step)];
+        const auto m = software_->message(t.bytes / k, t.latency_s, path_beta);
+        t.latency_s = software_->send_overhead_s + software_->recv_overhead_s + m.latency_s;
+        t.duration_s = t.latency_s + t.bytes * std::max(worst / software_->protocol_efficiency, m.per_byte_s);
+      }
     }
     for (std::size_t j = round_start[k]; j < round_start[k + 1]; ++j) {
       const auto& t = transfers[static_cast<std::size_t>(by_round[j])];

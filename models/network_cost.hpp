@@ -56,6 +56,7 @@
 namespace ddlsim::models {
 
 class Collective;
+struct SoftwareCost;
 struct CollectiveGroup;
 
 /// The cost of a collective's schedule on one platform.
@@ -88,8 +89,11 @@ enum class ScheduleForm { STEPWISE, PIPELINED };
 
 class ContentionCost final : public NetworkCost {
  public:
+  /// With `software` (models/software_cost.hpp), each transfer pays the library's costs as
+  /// sim/'s executor charges them: overheads and handshake as latency, the window's rate cap.
   explicit ContentionCost(NetworkPaths paths, ContentionLimits limits = {},
-                          ScheduleForm form = ScheduleForm::STEPWISE);
+                          ScheduleForm form = ScheduleForm::STEPWISE,
+                          std::shared_ptr<const SoftwareCost> software = nullptr);
 
   [[nodiscard]] std::optional<double> time_s(const Collective& algorithm, const CollectiveGroup& group,
                                              double bytes) const override;
@@ -107,6 +111,7 @@ class ContentionCost final : public NetworkCost {
   NetworkPaths paths_;
   ContentionLimits limits_;
   ScheduleForm form_;
+  std::shared_ptr<const SoftwareCost> software_;
   mutable std::mutex mutex_;  // guards the memos; not held while schedules are built
   // Memo keyed by (algorithm object, workers, servers, ranks_per_node, neighbours, bytes): the
   // algorithm object must outlive this cost's use with it (auto's candidates live as long as auto).

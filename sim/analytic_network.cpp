@@ -37,8 +37,21 @@ double next_entry(const std::vector<std::pair<double, double>>& series, double p
 
 }  // namespace
 
+ExecutorNetwork executor_network(const NetworkSpec& network) {
+  ExecutorNetwork out;
+  if (network.model == NetworkModel::CALIBRATED) {
+    out.latency_factor = network.latency_factor;
+    out.bandwidth_factor = network.bandwidth_factor;
+  } else if (network.model == NetworkModel::TCP) {
+    out.latency_factor = TCP_LATENCY_FACTOR;
+    out.bandwidth_factor = TCP_BANDWIDTH_FACTOR;
+  }
+  out.software = network.software;
+  return out;
+}
+
 AnalyticNetwork::AnalyticNetwork(const platforms::Topology& topology, const NetworkSpec& network)
-    : topology_(topology) {
+    : topology_(topology), software_(network.software) {
   if (network.model == NetworkModel::CALIBRATED) {
     latency_factor_ = network.latency_factor;
     bandwidth_factor_ = network.bandwidth_factor;
@@ -78,7 +91,9 @@ models::AlphaBeta AnalyticNetwork::evaluate(double t) {
     g[e].latency_s = lat.series ? value_at(*lat.series, lat.period_s, nominal_latency_s_[i], t) : nominal_latency_s_[i];
     ++i;
   }
-  return analytic_alpha_beta(topology_).scaled(latency_factor_, bandwidth_factor_);
+  models::AlphaBeta ab = analytic_alpha_beta(topology_).scaled(latency_factor_, bandwidth_factor_);
+  ab.software = software_;
+  return ab;
 }
 
 double AnalyticNetwork::next_change(double t) const {
@@ -119,9 +134,9 @@ double AnalyticNetwork::finish(double t0, double latency_s, double transfer_s) {
 
 CostTerms cost_terms(const models::Collective& algorithm, const models::CollectiveGroup& group, double bytes,
                      const models::AlphaBeta& ab) {
-  const CostTerms terms{
-      algorithm.analytic_time_s(group, bytes, ab.scaled(1, std::numeric_limits<double>::infinity())),
-      algorithm.analytic_time_s(group, bytes, ab.scaled(0, 1))};
+  using Part = models::AlphaBeta::Part;
+  const CostTerms terms{algorithm.analytic_time_s(group, bytes, ab.only(Part::LATENCY)),
+                        algorithm.analytic_time_s(group, bytes, ab.only(Part::TRANSFER))};
   const double whole = algorithm.analytic_time_s(group, bytes, ab);
   if (std::abs(whole - terms.latency_s - terms.transfer_s) > 1e-9 * std::max(whole, 1e-12))
     throw std::logic_error(fmt::format("closed form of {} is not linear in alpha and beta ({} != {} + {})",

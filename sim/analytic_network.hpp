@@ -22,7 +22,9 @@
 
 #include "models/collective.hpp"
 #include "sim/scenario.hpp"
+#include "sim/schedule_executor.hpp"
 
+#include <memory>
 #include <vector>
 
 namespace ddlsim::sim {
@@ -30,6 +32,10 @@ namespace ddlsim::sim {
 /// SimGrid LV08's latency and bandwidth factors (the `tcp` network model).
 inline constexpr double TCP_LATENCY_FACTOR = 13.01;
 inline constexpr double TCP_BANDWIDTH_FACTOR = 0.97;
+
+/// The network model's latency and bandwidth factors (1 for ideal, LV08's for tcp) and the
+/// software costs, as the schedule executor applies them.
+ExecutorNetwork executor_network(const NetworkSpec& network);
 
 class AnalyticNetwork {
  public:
@@ -63,6 +69,7 @@ class AnalyticNetwork {
   std::vector<EdgeTrace> bandwidth_trace_, latency_trace_;  // per edge (series null: nominal)
   std::vector<const LinkTrace*> traces_;
   double latency_factor_ = 1, bandwidth_factor_ = 1;
+  std::shared_ptr<const models::SoftwareCost> software_;
   std::vector<Segment> segments_;  // contiguous from 0, extended on demand
 };
 

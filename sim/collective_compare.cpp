@@ -2,6 +2,7 @@
 
 #include "models/units.hpp"
 #include "platforms/s4u_emitter.hpp"
+#include "sim/analytic_network.hpp"
 #include "sim/collective_group.hpp"
 #include "sim/engine.hpp"
 #include "sim/schedule_executor.hpp"
@@ -115,14 +116,17 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
   // The closed forms see the network model's factors, as analytic fidelity does (tcp: refused there;
   // here the closed form stays that of the ideal network, to compare against TCP's simulated cost).
   const auto calibrated = [&req](const models::AlphaBeta& ab) {
-    return req.network.model == NetworkModel::CALIBRATED
-               ? ab.scaled(req.network.latency_factor, req.network.bandwidth_factor)
-               : ab;
+    models::AlphaBeta out = req.network.model == NetworkModel::CALIBRATED
+                                ? ab.scaled(req.network.latency_factor, req.network.bandwidth_factor)
+                                : ab;
+    out.software = req.network.software;
+    return out;
   };
   const models::AlphaBeta ab_workers = calibrated(analytic_alpha_beta(topo));
   models::CollectiveGroup group =
       make_collective_group(topo, req.network.granularity == Granularity::PIPELINED,
-                            req.routing.value_or(platforms::default_routing(req.topology)), req.seed);
+                            req.routing.value_or(platforms::default_routing(req.topology)), req.seed,
+                            req.network.software);
   models::AlphaBeta ab_servers = ab_workers;
   if (ps_compared) {
     platforms::LinkSpec server_link = req.link;
@@ -155,7 +159,7 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
     EngineSession session(engine_args, req.network);
     const auto platform = platforms::emit_platform(topo, BYTE_SCALE, {},
                                                    req.routing.value_or(platforms::default_routing(req.topology)), req.seed);
-    ScheduleExecutor executor(platform.hosts);
+    ScheduleExecutor executor(platform.hosts, executor_network(req.network));
     const int ranks = group.size();
     auto barrier = sg4::Barrier::create(static_cast<unsigned>(ranks));
     const bool stepwise = req.network.granularity == Granularity::STEPWISE;

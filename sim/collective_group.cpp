@@ -11,7 +11,8 @@
 namespace ddlsim::sim {
 
 models::CollectiveGroup make_collective_group(const platforms::Topology& topo, bool pipelined,
-                                              platforms::Routing routing, std::uint64_t seed) {
+                                              platforms::Routing routing, std::uint64_t seed,
+                                              std::shared_ptr<const models::SoftwareCost> software) {
   models::CollectiveGroup group{static_cast<int>(topo.workers.size()), static_cast<int>(topo.servers.size()), nullptr};
   if (auto nb = platforms::rank_neighbours(topo); !nb.empty())
     group.neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(nb));
@@ -19,7 +20,7 @@ models::CollectiveGroup make_collective_group(const platforms::Topology& topo, b
   if (!platforms::is_uniform_star(topo))
     group.network_cost = std::make_shared<const models::ContentionCost>(
         platforms::routed_paths(topo, routing, seed), models::ContentionLimits{},
-        pipelined ? models::ScheduleForm::PIPELINED : models::ScheduleForm::STEPWISE);
+        pipelined ? models::ScheduleForm::PIPELINED : models::ScheduleForm::STEPWISE, std::move(software));
   return group;
 }
 

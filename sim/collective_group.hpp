@@ -22,7 +22,8 @@ namespace ddlsim::sim {
 /// emitted platform's (platforms::routed_paths for `routing` and `seed`); it prices the
 /// schedules the simulation runs: rank_phases when `pipelined`, else rank_schedule.
 models::CollectiveGroup make_collective_group(const platforms::Topology& topo, bool pipelined,
-                                              platforms::Routing routing, std::uint64_t seed);
+                                              platforms::Routing routing, std::uint64_t seed,
+                                              std::shared_ptr<const models::SoftwareCost> software = nullptr);
 
 /// The intra-node (alpha, beta) of a platform of multi-GPU nodes (Topology::gpus_per_node > 0):
 /// a path inside a node is two worker links, so alpha = twice the worst worker-link latency and

@@ -23,16 +23,21 @@ void configure_network(sg4::Engine& engine, const NetworkSpec& net) {
   // every action's share at every event and is exact; measured at most ~17 %
   // slower on our flow scenarios (docs/architecture.md).
   engine.set_config("network/optim:Full");
+  // No TCP window: CM02 bounds a flow's rate by min(its user rate, gamma / (2 latency)), and
+  // gamma = 0 would make that bound 0, which LMM reads as "no bound" -- dropping the rate caps
+  // that software costs put on flows (models/software_cost.hpp). A window of 1e30 bytes binds
+  // no flow, and a flow's own rate cap stays in force.
+  constexpr const char* NO_TCP_WINDOW = "network/TCP-gamma:1e30";
   switch (net.model) {
     case NetworkModel::IDEAL:
       engine.set_config("network/model:CM02");
       engine.set_config("network/crosstraffic:0");
-      engine.set_config("network/TCP-gamma:0");
+      engine.set_config(NO_TCP_WINDOW);
       break;
     case NetworkModel::CALIBRATED:
       engine.set_config("network/model:CM02");
       engine.set_config("network/crosstraffic:0");
-      engine.set_config("network/TCP-gamma:0");
+      engine.set_config(NO_TCP_WINDOW);
       engine.set_config(fmt::format("network/latency-factor:{}", net.latency_factor));
       engine.set_config(fmt::format("network/bandwidth-factor:{}", net.bandwidth_factor));
       break;

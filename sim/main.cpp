@@ -112,9 +112,15 @@ int run_cli(int argc, char** argv) {
   auto* bandwidth_factor_opt = coll->add_option("--bandwidth-factor", c_bandwidth_factor,
                                                 "calibrated model: SimGrid's network/bandwidth-factor (default 1)");
   std::string c_call_cost = "10us";
-  coll->add_option("--call-cost", c_call_cost,
-                   "fixed cost of every collective call, paid before its first message (network.collective_call_cost)")
-      ->capture_default_str();
+  auto* call_cost_opt = coll->add_option(
+      "--call-cost", c_call_cost,
+      "fixed cost of every collective call, paid before its first message (network.collective_call_cost; "
+      "default: the --software preset's, else 10us)");
+  std::string c_software;
+  coll->add_option("--software", c_software,
+                   "the library's software costs (network.software): a preset (ideal, gloo, mpi, nccl_simple, "
+                   "nccl_ll, nccl_ll128) or a JSON object, e.g. '{\"preset\": \"gloo\", \"send_overhead\": \"30us\"}' "
+                   "(default: ideal)");
   coll->add_option("--algorithms", c_algorithms, "only these algorithms (default: all)")->delimiter(',');
   coll->add_option("--params", c_params,
                    "algorithm parameters as JSON, name -> params, e.g. '{\"ring\": {\"segments\": 4}}'")
@@ -145,7 +151,26 @@ int run_cli(int argc, char** argv) {
     req.bytes = units::cli_bytes(c_bytes, "--bytes");
     req.link.bandwidth_Bps = units::cli_bandwidth_Bps(c_bandwidth, "--bandwidth");
     req.link.latency_s = units::cli_time_s(c_latency, "--latency");
-    req.network.collective_call_s = units::cli_time_s(c_call_cost, "--call-cost");
+    std::optional<double> preset_call_s;
+    if (!c_software.empty()) {
+      const bool object = c_software.find('{') != std::string::npos;
+      ddlsim::json value;
+      if (object) {
+        try {
+          value = ddlsim::json::parse(c_software);
+        } catch (const ddlsim::json::parse_error& e) {
+          throw ddlsim::ConfigError("--software", fmt::format("malformed JSON: {}", e.what()));
+        }
+      } else {
+        value = c_software;
+      }
+      auto software = ddlsim::models::read_software(value, "--software");
+      preset_call_s = software.call_cost_s;
+      req.network.software = std::make_shared<const ddlsim::models::SoftwareCost>(std::move(software));
+    }
+    req.network.collective_call_s = call_cost_opt->count() > 0 || !preset_call_s
+                                        ? units::cli_time_s(c_call_cost, "--call-cost")
+                                        : *preset_call_s;
     if (req.network.collective_call_s > ddlsim::sim::MAX_CALL_COST_S)
       throw ddlsim::ConfigError("--call-cost", ddlsim::sim::call_cost_range_message(req.network.collective_call_s));
     if (server_bw_opt->count() > 0) req.server_bandwidth_Bps = units::cli_bandwidth_Bps(c_server_bandwidth, "--server-bandwidth");

@@ -7,6 +7,7 @@
 #include <set>
 #include <fmt/format.h>
 #include <limits>
+#include <optional>
 
 namespace ddlsim::sim {
 namespace {
@@ -268,7 +269,13 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
         if (n.raw().contains(key))
           throw ConfigError(n.path_of(key), fmt::format("only valid with \"model\": \"calibrated\", not \"{}\"", model));
     }
-    s.network.collective_call_s = n.time_s("collective_call_cost", 10e-6);
+    std::optional<double> preset_call_s;
+    if (const json* sw = n.find("software")) {
+      auto software = models::read_software(*sw, n.path_of("software"));
+      preset_call_s = software.call_cost_s;
+      s.network.software = std::make_shared<const models::SoftwareCost>(std::move(software));
+    }
+    s.network.collective_call_s = n.time_s("collective_call_cost", preset_call_s.value_or(10e-6));
     if (s.network.collective_call_s > MAX_CALL_COST_S)
       throw ConfigError(n.path_of("collective_call_cost"), call_cost_range_message(s.network.collective_call_s));
     n.finish();

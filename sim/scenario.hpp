@@ -63,6 +63,8 @@ struct NetworkSpec {
   double latency_factor = 1.0;    // calibrated model only
   double bandwidth_factor = 1.0;  // calibrated model only
   double collective_call_s = 10e-6;  // fixed launch/handshake cost of every collective call
+  /// The communication library's software costs (network.software); null: ideal.
+  std::shared_ptr<const models::SoftwareCost> software;
   std::vector<LinkTrace> link_traces;
 };
 

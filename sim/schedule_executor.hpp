@@ -5,12 +5,20 @@
 // (rendezvous). Mailboxes are per (source, destination) pair and FIFO, so the
 // messages between two ranks match in program order. A pipelined entry with
 // latency_steps = k > 1 is one flow followed by a delay of (k - 1) path latencies.
+//
+// Software costs (models/software_cost.hpp): a message of m bytes puts m / eta
+// wire bytes on the links, its flow's rate is capped at the library's window
+// rate when that is lower than the link's, and once the step's transfers are
+// done the rank sleeps the rest of the step's latency terms -- o_send + o_recv +
+// the handshake's -- so that an uncontended step costs exactly
+// SoftwareCost::step_s (a merged phase: k times that, less the transfers).
 #pragma once
 
 #include "models/collective.hpp"
 #include "platforms/s4u_emitter.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <simgrid/s4u.hpp>
 #include <utility>
@@ -29,23 +37,37 @@ struct TrafficCounters {
   std::int64_t flows = 0;          // SimGrid communications actually simulated
 };
 
+/// What the executor needs of the network model: its factors (the SimGrid model applies them
+/// to every flow; the executor applies them to the latencies it sleeps and to the software
+/// costs it computes) and the library's software costs (null: ideal).
+struct ExecutorNetwork {
+  double latency_factor = 1;
+  double bandwidth_factor = 1;
+  std::shared_ptr<const models::SoftwareCost> software;
+};
+
 class ScheduleExecutor {
  public:
   /// `hosts` by rank (workers, then servers), as emitted.
-  explicit ScheduleExecutor(std::vector<simgrid::s4u::Host*> hosts) : hosts_(std::move(hosts)) {}
+  explicit ScheduleExecutor(std::vector<simgrid::s4u::Host*> hosts, ExecutorNetwork network = {})
+      : hosts_(std::move(hosts)), network_(std::move(network)) {}
 
   /// Runs `steps` for `rank` in the calling actor; counts what the rank sends. With `members`
   /// (a subgroup), the steps' peers are indices into it, mapped to the members' ranks.
   void run(int rank, const std::vector<models::RankStep>& steps, TrafficCounters& counters,
            const std::vector<int>* members = nullptr);
 
-  /// Path latency between two ranks' hosts (cached).
+  /// Path latency between two ranks' hosts (cached), as the links give it (no model factor).
   double latency(int src, int dst);
 
  private:
   simgrid::s4u::Mailbox* mailbox(int src, int dst);
+  /// Seconds per payload byte of the path's slowest link now (link traces change it), model factor applied.
+  double beta(int src, int dst);
 
   std::vector<simgrid::s4u::Host*> hosts_;
+  ExecutorNetwork network_;
+  std::unordered_map<std::uint64_t, std::vector<simgrid::s4u::Link*>> routes_;
   static std::uint64_t key(int src, int dst) {
     return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) | static_cast<std::uint32_t>(dst);
   }

@@ -149,7 +149,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.plan.iterations = scenario.workload.iterations;
   ctx.plan.overlap = scenario.training.bucketing.overlap;
   ctx.group = make_collective_group(scenario.platform.graph, !ctx.stepwise(), scenario.platform.routing,
-                                    scenario.seed);  // + ranks per node, contention cost
+                                    scenario.seed, scenario.network.software);  // + ranks per node, contention cost
   ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);
   ctx.ab = ctx.network->at(0);  // the network model's factors applied (auto picks with it)
   if (scenario.training.bucketing.policy == BucketingPolicy::MGWFBP) {
@@ -190,7 +190,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   for (const auto* link : ctx.platform.links)
     for (const char* half : {"_UP", "_DOWN"})
       if (const auto* l = sg4::Link::by_name_or_null(link->get_name() + half)) sg_link_load_track(l);
-  ctx.executor = std::make_unique<ScheduleExecutor>(ctx.platform.hosts);
+  ctx.executor = std::make_unique<ScheduleExecutor>(ctx.platform.hosts, executor_network(scenario.network));
   ctx.comm_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   ctx.end_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   if (ctx.adaptive) ctx.adaptive->barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));

@@ -41,7 +41,7 @@ class ArtopkRing final : public Collective {
     const int n = detail::artopk_group_size("artopk_ring", group, root_);
     if (n <= 1) return 0.0;
     const double l = ceil_log2(n);
-    return ab.alpha_s * (2.0 * (n - 1) + l) + bytes * ab.beta_s_per_byte * (2.0 * (n - 1) / n + l);
+    return 2.0 * (n - 1) * ab.step_s(bytes / n) + l * ab.step_s(bytes);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

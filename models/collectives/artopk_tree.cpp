@@ -35,7 +35,7 @@ class ArtopkTree final : public Collective {
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
     const int n = detail::artopk_group_size("artopk_tree", group, root_);
     if (n <= 1) return 0.0;
-    return 3.0 * ceil_log2(n) * (ab.alpha_s + bytes * ab.beta_s_per_byte);
+    return 3.0 * ceil_log2(n) * ab.step_s(bytes);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

@@ -24,7 +24,7 @@ class BinomialBroadcast final : public Collective {
 
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
     if (group.workers <= 1) return 0.0;
-    return ceil_log2(group.workers) * (ab.alpha_s + bytes * ab.beta_s_per_byte);
+    return ceil_log2(group.workers) * ab.step_s(bytes);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

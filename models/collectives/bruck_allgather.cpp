@@ -35,8 +35,10 @@ class BruckAllgather final : public Collective {
 
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
     if (group.workers <= 1) return 0.0;
-    const double n = group.workers;
-    return ceil_log2(group.workers) * ab.alpha_s + (n - 1) / n * bytes * ab.beta_s_per_byte;
+    const int n = group.workers;
+    double t = 0;
+    for (int distance = 1; distance < n; distance *= 2) t += ab.step_s(std::min(distance, n - distance) * (bytes / n));
+    return t;
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

@@ -32,7 +32,7 @@ class DirectAllreduce final : public Collective {
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
     if (group.workers <= 1) return 0.0;
     const double n = group.workers;
-    return 2 * ab.alpha_s + 2 * (n - 1) / n * bytes * ab.beta_s_per_byte;
+    return 2 * ab.step_s(bytes / n, n - 1);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

@@ -44,7 +44,7 @@ class DoubleBinaryTree final : public Collective {
 
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
     if (group.workers <= 1) return 0.0;
-    return plan(group.workers)->ticks * (ab.alpha_s + message_bytes(bytes) * ab.beta_s_per_byte);
+    return plan(group.workers)->ticks * ab.step_s(message_bytes(bytes));
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

@@ -22,6 +22,8 @@
 #include "models/collective.hpp"
 #include "models/collectives/schedule_util.hpp"
 
+#include <cmath>
+
 namespace ddlsim::models {
 namespace {
 
@@ -38,9 +40,10 @@ class HalvingDoubling final : public Collective {
     const int n = group.workers;
     if (n <= 1) return 0.0;
     const int levels = floor_log2(n);
-    const double p = 1 << levels;
-    double t = 2 * levels * ab.alpha_s + 2 * (p - 1) / p * bytes * ab.beta_s_per_byte;
-    if (n != (1 << levels)) t += 2 * (ab.alpha_s + bytes * ab.beta_s_per_byte);
+    // Level i (1..L) exchanges M / 2^i each way, in the reduce-scatter and again in the all-gather.
+    double t = 0;
+    for (int i = 1; i <= levels; ++i) t += 2 * ab.step_s(std::ldexp(bytes, -i));
+    if (n != (1 << levels)) t += 2 * ab.step_s(bytes);
     return t;
   }
 

@@ -64,10 +64,9 @@ class HierarchicalAllreduce final : public Collective {
     if (n <= 1) return 0.0;
     const double g = std::min(per_node, n);
     const double nodes = (n + per_node - 1) / per_node;
-    const LinkClass local = ab.intra();
     double t = 0.0;
-    if (g >= 2) t += 2 * (local.alpha_s + (g - 1) * bytes * local.beta_s_per_byte);
-    if (nodes >= 2) t += 2 * (nodes - 1) * (ab.alpha_s + bytes / nodes * ab.beta_s_per_byte);
+    if (g >= 2) t += 2 * ab.local_step_s(bytes, g - 1);
+    if (nodes >= 2) t += 2 * (nodes - 1) * ab.step_s(bytes / nodes);
     return t;
   }
 

@@ -49,7 +49,7 @@ class ParameterServer final : public Collective {
     require_servers(group);
     const double n = group.workers;
     const double s = group.servers;
-    return 2 * ab.alpha_s + 2 * std::max(n / s, 1.0) * bytes * ab.beta_s_per_byte;
+    return 2 * ab.step_s(bytes / s, std::max(n, s));
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

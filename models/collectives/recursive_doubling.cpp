@@ -37,7 +37,7 @@ class RecursiveDoubling final : public Collective {
     if (n <= 1) return 0.0;
     const int k = floor_log2(n);
     const int extra = (n == (1 << k)) ? 0 : 2;
-    return (k + extra) * (ab.alpha_s + bytes * ab.beta_s_per_byte);
+    return (k + extra) * ab.step_s(bytes);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

@@ -33,7 +33,7 @@ class RingAllreduce final : public Collective {
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
     const double n = group.workers;
     if (group.workers <= 1) return 0.0;
-    return 2 * (n - 1) * segments_ * ab.alpha_s + 2 * (n - 1) / n * bytes * ab.beta_s_per_byte;
+    return 2 * (n - 1) * segments_ * ab.step_s(bytes / n / segments_);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

@@ -115,7 +115,7 @@ class RingPass : public Collective {
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
     if (group.workers <= 1) return 0.0;
     const double n = group.workers;
-    return (n - 1) * ab.alpha_s + (n - 1) / n * bytes * ab.beta_s_per_byte;
+    return (n - 1) * ab.step_s(bytes / n);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

@@ -41,8 +41,7 @@ class Torus2dAllreduce final : public Collective {
     if (n <= 1) return 0.0;
     const int rows = rows_for(n);
     const double r = rows, c = n / rows, total = n;
-    return 2 * (c - 1) * (ab.alpha_s + bytes / c * ab.beta_s_per_byte) +
-           2 * (r - 1) * (ab.alpha_s + bytes / total * ab.beta_s_per_byte);
+    return 2 * (c - 1) * ab.step_s(bytes / c) + 2 * (r - 1) * ab.step_s(bytes / total);
   }
 
   [[nodiscard]] std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,

@@ -86,9 +86,8 @@ class TreeAllreduce final : public Collective {
     const std::int64_t n = group.workers;
     if (n <= 1) return 0.0;
     const double s = segments_;
-    const double mb = bytes / s * ab.beta_s_per_byte;
-    const double c = ab.alpha_s + mb;
-    const double tau = ab.alpha_s + 2 * mb;
+    const double c = ab.step_s(bytes / s);        // one segment over a free link
+    const double tau = ab.step_s(bytes / s, 2);   // two children's segments into one NIC
     if (n == 2) return 2 * s * c;
     const int depth = floor_log2(n);
     const std::int64_t deepest_level = n - (std::int64_t{1} << depth) + 1;
