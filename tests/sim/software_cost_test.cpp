@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 
 namespace {
 
@@ -135,4 +136,37 @@ TEST_CASE("software: bad values are one line naming the option or JSON path") {
   r = ddlsim(R"(collectives -n 2 --software '{"preset":"gloo","send_overheads":"1us"}')");
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("unknown key \"send_overheads\"") != std::string::npos);
+}
+
+TEST_CASE("software in a run: bsp iterations cost the software closed form at both fidelities") {
+  // 4 workers, one 4 MB gradient, no overlap: iteration = fwd + bwd + opt + call + ring all-reduce,
+  // each ring step of m = 1 MB as 4 segments of 250 kB under a two-segment window on 5 ms links.
+  using nlohmann::json;
+  ddlsim::test::TempDir tmp;
+  const json software = {{"preset", "gloo"}, {"segment_bytes", "250KB"}, {"call_cost", "100us"}};
+  const double m = 1e6, s = m / 4, B = 8 / 1e9 / (1448.0 / 1538.0), alpha = 10e-3, o = 30e-6;
+  const double p = std::max(s * B, (2 * alpha + s * B) / 2);
+  const double ring = 6 * (o + 2 * alpha + s * B - p + 4 * p);
+  const double expected = 1e-3 + 2e-3 + 1e-3 + 100e-6 + ring;
+  for (const char* fidelity : {"analytic", "flow"}) {
+    CAPTURE(fidelity);
+    const json scenario = {
+        {"name", "sw"},
+        {"platform", {{"topology", "star"}, {"workers", 4}, {"link", {{"bandwidth", "1Gbps"}, {"latency", "5ms"}}}}},
+        {"network", {{"fidelity", fidelity}, {"software", software}}},
+        {"workload", {{"synthetic", {{"layers", 1}, {"forward_s", "1ms"}, {"backward_s", "2ms"}, {"grad_bytes", "4MB"},
+                                     {"optimizer_s", "1ms"}}},
+                      {"iterations", 3}}},
+        {"training", {{"bucketing", {{"overlap", false}}}}},
+        {"output", {{"timeline", false}}}};
+    const std::string file = tmp.write(std::string(fidelity) + ".json", scenario.dump());
+    const auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", file, tmp.file(fidelity)));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const auto summary = json::parse(ddlsim::test::slurp(tmp.path() / fidelity / "summary.json"));
+    CHECK(summary["iteration_time_s"].get<double>() == doctest::Approx(expected).epsilon(1e-6));
+    CHECK(summary["software"]["preset"] == "gloo");
+    CHECK(summary["software"]["segment_bytes"].get<double>() == 250e3);
+    CHECK(summary["software"]["applies_to"] == "collectives");
+    CHECK(summary["collective_call_cost_s"].get<double>() == doctest::Approx(100e-6));
+  }
 }
