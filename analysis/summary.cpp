@@ -1,6 +1,7 @@
 #include "analysis/summary.hpp"
 
 #include "analysis/events.hpp"
+#include "analysis/scaling.hpp"
 
 #include "models/compressor.hpp"
 #include "models/logical_graph.hpp"
@@ -276,10 +277,13 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
     s.updates_per_s = per_worker_rate;
     s.throughput_samples_per_s = per_worker_rate * batch;
   }
-  s.single_worker_iteration_time_s = scenario.workload.worker.single_worker_iteration_s;
-  s.speedup = s.single_worker_iteration_time_s > 0 ? s.throughput_samples_per_s / (batch / s.single_worker_iteration_time_s)
-                                                   : UNDEFINED;
-  s.scaling_efficiency = s.speedup / s.workers;
+  // Against what the same workers would do alone (analysis/scaling.hpp, docs/outputs.md):
+  // efficiency = throughput / sum of their throughputs alone; speedup = workers x efficiency.
+  const auto baseline = scaling_baseline(scenario);
+  s.single_worker_iteration_time_s = baseline.single_worker_iteration_s;
+  s.workers_alone_throughput = baseline.workers_alone_throughput > 0 ? baseline.workers_alone_throughput : UNDEFINED;
+  s.scaling_efficiency = s.throughput_samples_per_s / s.workers_alone_throughput;
+  s.speedup = s.workers * s.scaling_efficiency;
   s.comm_bytes_per_iteration = bytes / s.iterations;
   s.messages_per_iteration = messages / s.iterations;
   s.makespan_s = result.makespan_s;
@@ -347,6 +351,8 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["single_worker_iteration_time_s"] = s.single_worker_iteration_time_s;
   j["speedup"] = s.speedup;
   j["scaling_efficiency"] = s.scaling_efficiency;
+  j["workers_alone_throughput_samples_per_s"] = s.workers_alone_throughput;
+  j.update(compute_json(sc));
   j["comm_bytes_per_iteration"] = s.comm_bytes_per_iteration;
   j["messages_per_iteration"] = s.messages_per_iteration;
   j["gradient_bytes"] = sc.workload.profile.grad_bytes();
