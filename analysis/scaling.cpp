@@ -1,6 +1,9 @@
 #include "analysis/scaling.hpp"
 
+#include "models/units.hpp"
+
 #include <cmath>
+#include <fmt/format.h>
 #include <numbers>
 
 namespace ddlsim::analysis {
@@ -49,6 +52,17 @@ nlohmann::json compute_json(const sim::Scenario& sc) {
   j["bucket_copy_time_per_exchange_s"] =
       bucketing.copy_bandwidth_Bps > 0 ? 2 * profile.grad_bytes() / bucketing.copy_bandwidth_Bps : 0.0;
   return j;
+}
+
+std::string compute_line(const sim::Scenario& sc) {
+  std::string out;
+  const auto add = [&out](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  if (sc.workload.compute_scale != 1) add(fmt::format("compute_scale {:g}", sc.workload.compute_scale));
+  if (const double u = sc.workload.worker.profile.unattributed_s; u > 0) add(fmt::format("unattributed {:.6g} s", u));
+  if (const double o = sc.workload.framework_overhead_s; o > 0) add(fmt::format("framework overhead {:.6g} s", o));
+  if (const double bw = sc.training.bucketing.copy_bandwidth_Bps; bw > 0)
+    add(fmt::format("bucket copies at {}", units::format_bandwidth(bw)));
+  return out;
 }
 
 }  // namespace ddlsim::analysis

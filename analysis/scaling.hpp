@@ -6,6 +6,7 @@
 #include "sim/scenario.hpp"
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace ddlsim::analysis {
 
@@ -29,5 +30,9 @@ ScalingBaseline scaling_baseline(const sim::Scenario& scenario);
 /// The compute-side settings for summary.json: compute_scale, unattributed and framework overhead
 /// per iteration, bucket copy bandwidth and time (docs/outputs.md).
 nlohmann::json compute_json(const sim::Scenario& scenario);
+
+/// One line for the printed table naming the compute-side settings that differ from their defaults
+/// ("compute_scale 2, unattributed 1 ms, ..."); empty when none does.
+std::string compute_line(const sim::Scenario& scenario);
 
 }  // namespace ddlsim::analysis

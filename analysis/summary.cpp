@@ -414,6 +414,7 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
   row("iteration_time_s (mean)", fmt::format("{:.6g}  (median {:.6g}, p95 {:.6g})", s.iteration_time_s,
                                              s.iteration_time_median_s, s.iteration_time_p95_s));
   row("  compute_s", fmt::format("{:.6g}", s.compute_time_s));
+  if (const auto line = compute_line(sc); !line.empty()) row("    compute settings", line);
   row("  exposed_comm_s", fmt::format("{:.6g}  (of {:.6g} s communication, overlap {:.1f}%)", s.exposed_comm_time_s,
                                       s.comm_time_s, 100 * s.overlap_fraction));
   row("  straggler_wait_s", fmt::format("{:.6g}", s.straggler_wait_s));
