@@ -1,6 +1,7 @@
 #include "analysis/summary.hpp"
 
 #include "analysis/events.hpp"
+#include "analysis/scaling.hpp"
 
 #include "models/compressor.hpp"
 #include "models/logical_graph.hpp"
@@ -276,10 +277,13 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
     s.updates_per_s = per_worker_rate;
     s.throughput_samples_per_s = per_worker_rate * batch;
   }
-  s.single_worker_iteration_time_s = scenario.workload.worker.single_worker_iteration_s;
-  s.speedup = s.single_worker_iteration_time_s > 0 ? s.throughput_samples_per_s / (batch / s.single_worker_iteration_time_s)
-                                                   : UNDEFINED;
-  s.scaling_efficiency = s.speedup / s.workers;
+  // Against what the same workers would do alone (analysis/scaling.hpp, docs/outputs.md):
+  // efficiency = throughput / sum of their throughputs alone; speedup = workers x efficiency.
+  const auto baseline = scaling_baseline(scenario);
+  s.single_worker_iteration_time_s = baseline.single_worker_iteration_s;
+  s.workers_alone_throughput = baseline.workers_alone_throughput > 0 ? baseline.workers_alone_throughput : UNDEFINED;
+  s.scaling_efficiency = s.throughput_samples_per_s / s.workers_alone_throughput;
+  s.speedup = s.workers * s.scaling_efficiency;
   s.comm_bytes_per_iteration = bytes / s.iterations;
   s.messages_per_iteration = messages / s.iterations;
   s.makespan_s = result.makespan_s;
@@ -351,6 +355,8 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["single_worker_iteration_time_s"] = s.single_worker_iteration_time_s;
   j["speedup"] = s.speedup;
   j["scaling_efficiency"] = s.scaling_efficiency;
+  j["workers_alone_throughput_samples_per_s"] = s.workers_alone_throughput;
+  j.update(compute_json(sc));
   j["comm_bytes_per_iteration"] = s.comm_bytes_per_iteration;
   j["messages_per_iteration"] = s.messages_per_iteration;
   j["gradient_bytes"] = sc.workload.profile.grad_bytes();
@@ -412,6 +418,7 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
   row("iteration_time_s (mean)", fmt::format("{:.6g}  (median {:.6g}, p95 {:.6g})", s.iteration_time_s,
                                              s.iteration_time_median_s, s.iteration_time_p95_s));
   row("  compute_s", fmt::format("{:.6g}", s.compute_time_s));
+  if (const auto line = compute_line(sc); !line.empty()) row("    compute settings", line);
   row("  exposed_comm_s", fmt::format("{:.6g}  (of {:.6g} s communication, overlap {:.1f}%)", s.exposed_comm_time_s,
                                       s.comm_time_s, 100 * s.overlap_fraction));
   row("  straggler_wait_s", fmt::format("{:.6g}", s.straggler_wait_s));

@@ -27,8 +27,9 @@ struct Summary {
   double throughput_samples_per_s = 0;
   double updates_per_s = 0;
   double single_worker_iteration_time_s = 0;
-  double speedup = 0;
-  double scaling_efficiency = 0;
+  double speedup = 0;                   // workers x scaling_efficiency
+  double scaling_efficiency = 0;        // throughput / workers_alone_throughput
+  double workers_alone_throughput = 0;  // samples/s: sum over workers of each one's throughput alone
   double comm_bytes_per_iteration = 0;  // bytes sent by all ranks per iteration
   double messages_per_iteration = 0;
   double makespan_s = 0;

@@ -26,7 +26,9 @@ std::int64_t Profile::parameters() const {
   for (const auto& l : layers) p += l.parameters;
   return p;
 }
-double Profile::iteration_compute_s() const { return io_s + forward_s() + backward_s() + optimizer_s; }
+double Profile::iteration_compute_s() const {
+  return unattributed_s + io_s + forward_s() + backward_s() + optimizer_s;
+}
 
 namespace {
 constexpr std::int64_t MAX_INT = std::numeric_limits<std::int64_t>::max();
@@ -51,6 +53,8 @@ Profile parse_profile(const json& value, const std::string& path) {
   p.provenance = r.string("provenance", "");
   p.optimizer_s = r.time_s("optimizer_s", 0);
   p.io_s = r.time_s("io_s", 0);
+  const bool unattributed_given = r.has("unattributed_s");
+  p.unattributed_s = r.time_s("unattributed_s", 0);
   const json& layers = r.require("layers");
   const std::string layers_path = r.path_of("layers");
   if (!layers.is_array())
@@ -68,7 +72,7 @@ Profile parse_profile(const json& value, const std::string& path) {
     p.layers.push_back(std::move(l));
   }
   if (const json* batches = r.find("batch_profiles"))
-    p.measured_batches = parse_batch_profiles(*batches, r.path_of("batch_profiles"), p, layers_path);
+    p.measured_batches = parse_batch_profiles(*batches, r.path_of("batch_profiles"), p, layers_path, unattributed_given);
   r.finish();
   return p;
 }
@@ -86,6 +90,7 @@ Profile synthetic_profile(ObjectReader& s) {
   p.model = s.string("model", "synthetic");
   p.optimizer_s = s.time_s("optimizer_s", 0);
   p.io_s = s.time_s("io_s", 0);
+  p.unattributed_s = s.time_s("unattributed_s", 0);
   p.provenance = "uniform synthetic workload";
   for (std::int64_t i = 0; i < layers; ++i)
     p.layers.push_back(Layer{fmt::format("layer{}", i), fwd, bwd, static_cast<std::int64_t>(grad / 4), grad});
@@ -101,6 +106,25 @@ Profile scale_batch(const Profile& profile, std::int64_t batch) {
   }
   out.io_s *= ratio;
   out.batch_size = batch;
+  return out;
+}
+
+Profile scale_compute(const Profile& profile, double scale) {
+  Profile out = profile;
+  for (auto& layer : out.layers) {
+    layer.forward_s *= scale;
+    layer.backward_s *= scale;
+  }
+  out.optimizer_s *= scale;
+  out.io_s *= scale;
+  out.unattributed_s *= scale;
+  for (auto& b : out.measured_batches) {
+    b.io_s *= scale;
+    b.optimizer_s *= scale;
+    b.unattributed_s *= scale;
+    for (auto& t : b.forward_s) t *= scale;
+    for (auto& t : b.backward_s) t *= scale;
+  }
   return out;
 }
 

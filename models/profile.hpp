@@ -1,7 +1,8 @@
 // ddlsim: a single-node training profile (the input of trace replay).
 //
 // Per layer: forward and backward compute seconds, parameter count and
-// gradient bytes; per iteration: optimizer and I/O seconds. Loaded from a
+// gradient bytes; per iteration: optimizer, I/O and unattributed seconds (the
+// measured iteration's time that no layer's hooks captured). Loaded from a
 // profile JSON file (docs/profiles.md) or generated from a uniform synthetic
 // description (workload.synthetic in a scenario). Both are validated with
 // JSON-path errors. A multi-batch profile ("batch_profiles") holds the times
@@ -30,6 +31,7 @@ struct BatchTimes {
   std::int64_t batch_size = 0;
   double io_s = 0;
   double optimizer_s = 0;
+  double unattributed_s = 0;
   std::vector<double> forward_s;
   std::vector<double> backward_s;
 };
@@ -43,6 +45,9 @@ struct Profile {
   std::vector<Layer> layers;
   double optimizer_s = 0;
   double io_s = 0;
+  /// Per iteration: the measured iteration's time outside every layer, the optimizer and I/O
+  /// (framework bookkeeping, Python, allocator); replayed before forward (docs/profiles.md).
+  double unattributed_s = 0;
   /// A multi-batch profile's measured batches in increasing order, the top-level one included;
   /// empty for a profile measured at one batch. Copied unchanged by at_batch and scale_batch.
   std::vector<BatchTimes> measured_batches;
@@ -51,7 +56,7 @@ struct Profile {
   [[nodiscard]] double backward_s() const;
   [[nodiscard]] double grad_bytes() const;
   [[nodiscard]] std::int64_t parameters() const;
-  /// One single-worker iteration: io + forward + backward + optimizer.
+  /// One single-worker iteration: unattributed + io + forward + backward + optimizer.
   [[nodiscard]] double iteration_compute_s() const;
 
   /// True for a multi-batch profile (times measured at two or more batches).
@@ -70,9 +75,10 @@ struct Profile {
 };
 
 /// The "batch_profiles" array of a profile (models/profile_batches.cpp): every measured batch other
-/// than the top-level one, increasing, with `p`'s layers; errors at `path`.
+/// than the top-level one, increasing, with `p`'s layers; errors at `path`. Each entry states
+/// "unattributed_s" exactly when the top level does (`unattributed_given`).
 std::vector<BatchTimes> parse_batch_profiles(const json& value, const std::string& path, const Profile& p,
-                                             const std::string& layers_path);
+                                             const std::string& layers_path, bool unattributed_given);
 
 /// Reads a profile object (the content of a profile file, with its "batch_profiles" if any);
 /// `path` prefixes error paths.
@@ -81,9 +87,12 @@ Profile parse_profile(const json& value, const std::string& path);
 /// "<file>:<line>:<column>: ..." for malformed JSON, and "<file>: /layers/3/forward_s: ..." for content.
 Profile load_profile_file(const std::string& file, const std::string& ref_path);
 /// The profile at another batch per worker, compute scaled linearly: forward,
-/// backward and I/O times x batch / profile.batch_size; the optimizer step and
-/// the gradient bytes do not depend on the batch.
+/// backward and I/O times x batch / profile.batch_size; the optimizer step, the
+/// unattributed time and the gradient bytes do not depend on the batch.
 Profile scale_batch(const Profile& profile, std::int64_t batch);
+/// The profile with every compute time multiplied by `scale` (workload.compute_scale): each layer's
+/// forward_s and backward_s, optimizer_s, io_s, unattributed_s, at every measured batch; bytes stay.
+Profile scale_compute(const Profile& profile, double scale);
 /// Builds a uniform profile from workload.synthetic (reader positioned on that object).
 Profile synthetic_profile(ObjectReader& synthetic);
 

@@ -17,7 +17,7 @@ double required_time(ObjectReader& r, const std::string& key) {
 }
 
 BatchTimes times_of(const Profile& p) {
-  BatchTimes t{p.batch_size, p.io_s, p.optimizer_s, {}, {}};
+  BatchTimes t{p.batch_size, p.io_s, p.optimizer_s, p.unattributed_s, {}, {}};
   for (const auto& l : p.layers) {
     t.forward_s.push_back(l.forward_s);
     t.backward_s.push_back(l.backward_s);
@@ -31,6 +31,7 @@ Profile with_times(const Profile& p, const BatchTimes& t) {
   out.batch_size = t.batch_size;
   out.io_s = t.io_s;
   out.optimizer_s = t.optimizer_s;
+  out.unattributed_s = t.unattributed_s;
   for (std::size_t k = 0; k < out.layers.size(); ++k) {
     out.layers[k].forward_s = t.forward_s[k];
     out.layers[k].backward_s = t.backward_s[k];
@@ -47,7 +48,7 @@ std::string batch_list(const std::vector<BatchTimes>& batches) {
 }  // namespace
 
 std::vector<BatchTimes> parse_batch_profiles(const json& value, const std::string& path, const Profile& p,
-                                             const std::string& layers_path) {
+                                             const std::string& layers_path, bool unattributed_given) {
   if (!value.is_array() || value.empty())
     throw ConfigError(path, fmt::format("expected a non-empty array of {{\"batch_size\", \"io_s\", \"optimizer_s\", "
                                         "\"layers\"}} objects, got {}",
@@ -67,6 +68,12 @@ std::vector<BatchTimes> parse_batch_profiles(const json& value, const std::strin
                                     t.batch_size));
     t.io_s = required_time(r, "io_s");
     t.optimizer_s = required_time(r, "optimizer_s");
+    // Every batch states the same times: unattributed_s in all of them or in none.
+    if (r.has("unattributed_s") != unattributed_given)
+      throw ConfigError(r.path_of("unattributed_s"),
+                        unattributed_given ? "missing: the top level gives \"unattributed_s\", so every batch does"
+                                           : "the top level gives no \"unattributed_s\": give it there too, or in no batch");
+    t.unattributed_s = r.time_s("unattributed_s", 0);
     const json& layers = r.require("layers");
     const std::string lp = r.path_of("layers");
     if (!layers.is_array() || layers.size() != p.layers.size())
@@ -128,7 +135,8 @@ Profile Profile::at_batch(std::int64_t batch, bool extrapolate, const std::strin
   const auto& b1 = *hi;
   const double w = static_cast<double>(batch - b0.batch_size) / static_cast<double>(b1.batch_size - b0.batch_size);
   const auto lerp = [w](double t0, double t1) { return t0 + (t1 - t0) * w; };
-  BatchTimes t{batch, lerp(b0.io_s, b1.io_s), lerp(b0.optimizer_s, b1.optimizer_s), {}, {}};
+  BatchTimes t{batch, lerp(b0.io_s, b1.io_s), lerp(b0.optimizer_s, b1.optimizer_s),
+               lerp(b0.unattributed_s, b1.unattributed_s), {}, {}};
   for (std::size_t k = 0; k < layers.size(); ++k) {
     t.forward_s.push_back(lerp(b0.forward_s[k], b1.forward_s[k]));
     t.backward_s.push_back(lerp(b0.backward_s[k], b1.backward_s[k]));

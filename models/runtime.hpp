@@ -23,8 +23,9 @@ namespace ddlsim::models {
 
 class LogicalGraph;  // models/logical_graph.hpp
 
-/// What a stretch of compute time is, for the recorder and the timeline.
-enum class Phase { IO, FORWARD, BACKWARD, OPTIMIZER, UPDATE, ENCODE, DECODE };
+/// What a stretch of compute time is, for the recorder and the timeline. FRAMEWORK: the profile's
+/// unattributed time and the scenario's framework overhead; COPY: a bucket's flatten or unflatten copy.
+enum class Phase { IO, FORWARD, BACKWARD, OPTIMIZER, UPDATE, ENCODE, DECODE, FRAMEWORK, COPY };
 std::string to_string(Phase phase);
 
 struct CommRequest {

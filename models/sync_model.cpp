@@ -17,6 +17,8 @@ std::string to_string(Phase phase) {
     case Phase::UPDATE: return "update";
     case Phase::ENCODE: return "encode";
     case Phase::DECODE: return "decode";
+    case Phase::FRAMEWORK: return "framework";
+    case Phase::COPY: return "copy";
   }
   return "?";
 }
@@ -83,17 +85,51 @@ void run_push_pull_worker(Runtime& rt, const TrainingPlan& plan) {
   }
 }
 
-void replay_compute(Runtime& rt, const TrainingPlan& plan, bool optimizer) {
+void replay_forward(Runtime& rt, const TrainingPlan& plan) {
   const Profile& p = *plan.profile;
+  // Charged first: never hidden behind communication (docs/profiles.md, "Unattributed time").
+  if (p.unattributed_s > 0) rt.compute(p.unattributed_s, Phase::FRAMEWORK, "unattributed");
+  if (plan.framework_overhead_s > 0) rt.compute(plan.framework_overhead_s, Phase::FRAMEWORK, "framework overhead");
   if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");
   for (const auto& layer : p.layers) rt.compute(layer.forward_s, Phase::FORWARD, layer.name);
+}
+
+double bucket_copy_s(const TrainingPlan& plan, std::size_t b) {
+  return plan.copy_bandwidth_Bps > 0 ? plan.buckets.at(b).bytes / plan.copy_bandwidth_Bps : 0.0;
+}
+
+namespace {
+
+/// DDP's copies run on the compute stream (docs/scenario.md, "Bucket copies"): into the flat
+/// buffer before the bucket is sent, out of it after the last bucket is back.
+void copy_in(Runtime& rt, const TrainingPlan& plan, std::size_t b) {
+  if (const double t = bucket_copy_s(plan, b); t > 0) rt.compute(t, Phase::COPY, fmt::format("copy in bucket {}", b));
+}
+
+void copy_out(Runtime& rt, const TrainingPlan& plan) {
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b)
+    if (const double t = bucket_copy_s(plan, b); t > 0) rt.compute(t, Phase::COPY, fmt::format("copy out bucket {}", b));
+}
+
+}  // namespace
+
+void replay_compute(Runtime& rt, const TrainingPlan& plan, bool optimizer) {
+  const Profile& p = *plan.profile;
+  replay_forward(rt, plan);
   for (std::size_t k = p.layers.size(); k-- > 0;) rt.compute(p.layers[k].backward_s, Phase::BACKWARD, p.layers[k].name);
   if (optimizer && p.optimizer_s > 0) rt.compute(p.optimizer_s, Phase::OPTIMIZER, "optimizer");
 }
 
 void submit_buckets(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind) {
-  for (std::size_t b = 0; b < plan.buckets.size(); ++b)
+  for (std::size_t b = 0; b < plan.buckets.size(); ++b) {
+    if (kind != CommRequest::Kind::PULL) copy_in(rt, plan, b);
     rt.submit(CommRequest{kind, static_cast<int>(b), plan.buckets[b].bytes, {}, 0});
+  }
+}
+
+void wait_buckets(Runtime& rt, const TrainingPlan& plan) {
+  rt.wait_comm();
+  copy_out(rt, plan);
 }
 
 void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer, int iteration) {
@@ -102,8 +138,9 @@ void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind k
   const auto& compression = variant < 0 ? plan.compression : plan.compression_variants.at(static_cast<std::size_t>(variant));
   const bool compressed = !compression.empty();
   const int root = plan.roots.empty() ? 0 : plan.roots.at(static_cast<std::size_t>(iteration));
-  // Encode on the compute stream, then submit what the collective carries.
+  // Copy into the flat buffer and encode on the compute stream, then submit what the collective carries.
   auto submit = [&](std::size_t b) {
+    copy_in(rt, plan, b);
     double bytes = plan.buckets[b].bytes;
     if (compressed) {
       const auto& c = compression[b];
@@ -112,8 +149,7 @@ void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind k
     }
     rt.submit(CommRequest{kind, static_cast<int>(b), bytes, {}, root});
   };
-  if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");
-  for (const auto& layer : p.layers) rt.compute(layer.forward_s, Phase::FORWARD, layer.name);
+  replay_forward(rt, plan);
   std::size_t next = 0;
   for (std::size_t k = p.layers.size(); k-- > 0;) {
     rt.compute(p.layers[k].backward_s, Phase::BACKWARD, p.layers[k].name);
@@ -124,6 +160,7 @@ void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind k
   // Decoding waits for the last bucket: it does not overlap later buckets' communication.
   for (std::size_t b = 0; compressed && b < plan.buckets.size(); ++b)
     rt.compute(compression[b].decode_s, Phase::DECODE, "decode bucket " + std::to_string(b));
+  copy_out(rt, plan);
   if (optimizer && p.optimizer_s > 0) rt.compute(p.optimizer_s, Phase::OPTIMIZER, "optimizer");
 }
 

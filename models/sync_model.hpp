@@ -46,6 +46,11 @@ struct TrainingPlan {
   std::vector<std::vector<BucketCompression>> compression_variants;
   /// Per iteration, the root of the gradient collective (AR-Topk's selecting worker); empty: 0.
   std::vector<int> roots;
+  /// Per iteration, before forward (workload.framework_overhead_s, compute_scale applied).
+  double framework_overhead_s = 0;
+  /// Bytes per second at which a bucket's gradients are copied into its flat buffer before it is
+  /// sent and out of it once it is back (training.bucketing.copy_bandwidth); 0: no copies.
+  double copy_bandwidth_Bps = 0;
 };
 
 /// What a sync model may need beyond its params, known once the scenario is read (SyncModel::bind).
@@ -136,22 +141,32 @@ void answer_control(ServerRuntime& srv, const std::vector<Push>& controls, std::
 /// What a pull sends back: the server's shard of a bucket's parameters, dense.
 double shard_bytes(const ServerRuntime& srv, const TrainingPlan& plan, int bucket);
 
-/// Trace replay of one iteration (DESIGN.md section 5): I/O, forward layers in
-/// order, backward layers in reverse; each bucket is submitted as `kind` when
-/// its last layer's backward finishes (or all after backward without overlap);
-/// then wait for the communication stream, then the optimizer if `optimizer`.
+/// The start of every iteration of every sync model, in this order: the profile's unattributed time
+/// and the plan's framework overhead (Phase::FRAMEWORK), I/O, then the forward layers in order.
+void replay_forward(Runtime& rt, const TrainingPlan& plan);
+
+/// Seconds to copy bucket `b`'s dense bytes once at plan.copy_bandwidth_Bps (0 without copies).
+double bucket_copy_s(const TrainingPlan& plan, std::size_t b);
+
+/// Trace replay of one iteration (DESIGN.md section 5): replay_forward, backward layers in reverse;
+/// each bucket is copied into its flat buffer and submitted as `kind` when its last layer's
+/// backward finishes (or all after backward without overlap); then wait for the communication
+/// stream, copy every bucket back out, then the optimizer if `optimizer`.
 void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind, bool optimizer, int iteration = 0);
 
 /// The worker loop of the parameter-server models without a barrier (asp, ssp): replay every
 /// iteration, pushing each bucket and pulling it back, no optimizer step of their own.
 void run_push_pull_worker(Runtime& rt, const TrainingPlan& plan);
 
-/// The compute of one iteration with no communication: I/O, forward, backward, then the
+/// The compute of one iteration with no communication: replay_forward, backward, then the
 /// optimizer step if `optimizer` (local SGD between averagings, gossip before its exchange).
 void replay_compute(Runtime& rt, const TrainingPlan& plan, bool optimizer);
 
-/// Submits every bucket of the plan as `kind` (model averaging in the gradient buckets'
-/// fused buffers: parameter bytes equal gradient bytes in the profile's dtype).
+/// Submits every bucket of the plan as `kind`, each copied into its flat buffer first unless
+/// `kind` is PULL (model averaging in the gradient buckets' fused buffers: parameter bytes equal
+/// gradient bytes in the profile's dtype).
 void submit_buckets(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind kind);
+/// Waits for the communication stream, then copies every bucket back out of its flat buffer.
+void wait_buckets(Runtime& rt, const TrainingPlan& plan);
 
 }  // namespace ddlsim::models

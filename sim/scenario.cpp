@@ -307,6 +307,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
       s.workload.profile = s.workload.profile.at_batch(s.workload.batch_size, linear, w.path_of("batch_size"));
     }
     s.workload.profile.batch_size = s.workload.batch_size;
+    read_compute_costs(w, s);
     w.finish();
   }
 
@@ -324,6 +325,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
                           "only with \"policy\": \"size\"; \"mgwfbp\" sizes its buckets by its merge rule");
       s.training.bucketing.bucket_bytes = b.bytes("bucket_bytes", 25e6);
       s.training.bucketing.overlap = b.boolean("overlap", true);
+      s.training.bucketing.copy_bandwidth_Bps = b.bandwidth_Bps("copy_bandwidth", 0);  // absent: no copies
       b.finish();
     }
     {

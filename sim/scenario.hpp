@@ -75,6 +75,8 @@ struct WorkloadSpec {
   std::int64_t batch_size = 32;  // samples per worker (per learner with crossbow) per iteration
   bool batch_extrapolation = false;  // "batch_scaling": "linear": a batch outside the measured ones scales per sample
   bool batch_scaled = false;         // batch_size is outside the profile's measured batches and was scaled linearly
+  double compute_scale = 1;          // every compute time of the profile (and the overhead) multiplied by it
+  double framework_overhead_s = 0;   // per iteration, before forward; compute_scale applied
   /// What each worker computes per iteration, from the sync model (SyncModel::worker_workload):
   /// the profile it replays, the samples throughput counts, speedup's one-worker baseline.
   models::WorkerWorkload worker;
@@ -92,6 +94,7 @@ struct BucketingSpec {
   BucketingPolicy policy = BucketingPolicy::SIZE;
   double bucket_bytes = 25e6;  // policy SIZE: 0 = one bucket per layer
   bool overlap = true;
+  double copy_bandwidth_Bps = 0;  // a bucket's flatten/unflatten copies (B/s); 0 = no copies
 };
 
 enum class NoiseDistribution { NONE, NORMAL, LOGNORMAL, EXPONENTIAL };
@@ -184,6 +187,10 @@ void check_combination(const Scenario& s, bool collective_given);
 
 /// A file named in a scenario: relative to the scenario's folder when it exists there, else as given.
 std::string resolve_beside(const std::string& file, const std::string& base_dir);
+
+/// Reads "compute_scale" and "framework_overhead_s" of the workload section and scales the
+/// profile's compute times and the overhead (sim/scenario_compute.cpp).
+void read_compute_costs(ObjectReader& workload, Scenario& s);
 
 /// Reads "compression_cost" of the training section (sim/scenario_compression.cpp).
 void read_compression_cost(ObjectReader& training, Scenario& s, const std::string& base_dir);

@@ -43,6 +43,12 @@ void check_combination(const Scenario& s, bool collective_given) {
                                   s.training.sync.name,
                                   s.training.sync_model->uses_servers() ? "aggregates through parameter servers"
                                                                         : "runs no all-reduce"));
+  if (s.training.bucketing.copy_bandwidth_Bps > 0 && !s.training.sync_model->uses_servers() &&
+      !s.training.sync_model->uses_collective())
+    throw ConfigError("/training/bucketing/copy_bandwidth",
+                      fmt::format("sync model \"{}\" exchanges no gradient buckets (it sends models or tensors point "
+                                  "to point), so no bucket is copied; remove \"copy_bandwidth\"",
+                                  s.training.sync.name));
   if (s.network.fidelity == Fidelity::ANALYTIC && s.network.model == NetworkModel::TCP &&
       s.training.sync_model->uses_collective())
     throw ConfigError("/network/model",

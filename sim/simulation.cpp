@@ -148,6 +148,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.plan.profile = &scenario.workload.worker.profile;
   ctx.plan.iterations = scenario.workload.iterations;
   ctx.plan.overlap = scenario.training.bucketing.overlap;
+  ctx.plan.framework_overhead_s = scenario.workload.framework_overhead_s;
+  ctx.plan.copy_bandwidth_Bps = scenario.training.bucketing.copy_bandwidth_Bps;
   ctx.group = make_collective_group(scenario.platform.graph, !ctx.stepwise(), scenario.platform.routing,
                                     scenario.seed, scenario.network.software);  // + ranks per node, contention cost
   ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);

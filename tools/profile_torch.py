@@ -15,6 +15,13 @@ parameters with hooks (time.perf_counter, with torch.cuda.synchronize() on CUDA)
 * optimizer_s: the optimizer step (--optimizer, default SGD with momentum 0.9).
 * io_s: moving the input batch and labels from host memory to the device (a pinned-memory
   copy on CUDA; on CPU a plain in-memory copy).
+* unattributed_s: the training iteration as it runs without hooks (zero_grad, input copy,
+  forward, loss, backward, optimizer step; --iterations back-to-back iterations timed as one,
+  synchronised once at the end) minus io_s, the layers' forward_s and backward_s and optimizer_s:
+  what no hook captures (zero_grad, the loop's Python, framework bookkeeping, the allocator), so
+  the layers + optimizer_s + io_s + unattributed_s = the measured iteration. Clamped at 0 when the
+  hooked phases take longer than the un-hooked iteration (the hooks' own overhead), with a note in
+  the provenance.
 
 Times are averaged over --iterations after --warmup iterations. Each module with parameters
 is one layer (so a conv and its batch norm are two layers; tools/make_profiles.py folds them),
@@ -158,6 +165,19 @@ def build_model(torch, name, num_classes):
     model = ctor(**kwargs)
     size = 299 if name == "inception_v3" else 224
     return model, (3, size, size), num_classes
+
+
+def unattributed(whole, attributed):
+    """unattributed_s of one measured batch: (seconds, note or None).
+
+    `whole` is the un-hooked training iteration, `attributed` what the profile's parts add up to (io_s,
+    every layer's forward_s and backward_s, optimizer_s, from the hooked run). The difference, or 0 with a
+    note when the parts take longer (the hooks' synchronisation and overhead inflate them).
+    """
+    if whole >= attributed:
+        return whole - attributed, None
+    return 0.0, (f"unattributed_s clamped at 0: the hooked phases add up to {1e3 * attributed:.3f} ms, "
+                 f"{1e3 * (attributed - whole):.3f} ms more than the un-hooked iteration ({1e3 * whole:.3f} ms)")
 
 
 def parse_batch_sizes(text):
@@ -353,8 +373,25 @@ def main(argv=None):
             loss.backward()
             sync()
             plain += time.perf_counter() - t0
+        # The whole training iteration without hooks, as a training loop runs it (no synchronisation
+        # inside): what the profile's parts must add up to; the rest is unattributed_s.
+        sync()
+        start = time.perf_counter()
+        for _ in range(iters):
+            opt.zero_grad(set_to_none=True)
+            if cuda:
+                x = host_x.to(device, non_blocking=True)
+                y = host_y.to(device, non_blocking=True)
+            else:
+                x, y = host_x.clone(), host_y.clone()
+            with autocast():
+                loss = losses(model(x), y)
+            loss.backward()
+            opt.step()
+        sync()
+        whole = (time.perf_counter() - start) / iters
         return {"fwd_acc": fwd_acc, "bwd_acc": bwd_acc, "first_fwd": first_fwd,
-                "sums": {k: v / iters for k, v in sums.items()}, "plain": plain / iters}
+                "sums": {k: v / iters for k, v in sums.items()}, "plain": plain / iters, "whole": whole}
 
     runs = [measure(b) for b in batches]
 
@@ -377,6 +414,13 @@ def main(argv=None):
 
     def g6(v):
         return float(f"{v:.6g}")
+
+    def unattributed_of(r):
+        """(unattributed seconds, note or None) of one batch's run."""
+        attributed = (r["sums"]["io"] + sum(r["fwd_acc"]) / iters + sum(r["bwd_acc"]) / iters + r["sums"]["opt"])
+        return unattributed(r["whole"], attributed)
+
+    unattributed_runs = [unattributed_of(r) for r in runs]
 
     layers = []
     for i in order:
@@ -410,7 +454,12 @@ def main(argv=None):
             f"{' autocast' if autocast_dtype else ''}, synthetic data, {iters} timed iterations after {args.warmup} "
             f"warm-up{' per batch' if len(batches) > 1 else ''}; per-layer times from module forward hooks and parameter "
             f"gradient hooks (non-parametric ops charged to the next parametric module); optimizer_s = {args.optimizer} "
-            f"step; io_s = {'host-to-device copy of the batch' if cuda else 'in-memory copy of the batch'}; {hooks}")
+            f"step; io_s = {'host-to-device copy of the batch' if cuda else 'in-memory copy of the batch'}; "
+            f"unattributed_s = the un-hooked training iteration (zero_grad, input copy, forward, loss, backward, "
+            f"step; {iters} back-to-back iterations timed as one) minus io_s, the layers and optimizer_s; {hooks}")
+    notes = [f"batch {b}: {note}" for b, (_, note) in zip(batches, unattributed_runs) if note]
+    if notes:
+        prov += "; " + "; ".join(notes)
     if len(batches) > 1:
         prov += f"; command: {command}"
     first = runs[0]["sums"]
@@ -422,24 +471,29 @@ def main(argv=None):
         "provenance": prov,
         "optimizer_s": g6(first["opt"]),
         "io_s": g6(first["io"]),
+        "unattributed_s": g6(unattributed_runs[0][0]),
         "layers": layers,
     }
     if len(batches) > 1:
         profile["batch_profiles"] = [
             {"batch_size": b, "io_s": g6(r["sums"]["io"]), "optimizer_s": g6(r["sums"]["opt"]),
+             "unattributed_s": g6(u),
              "layers": [{"name": owners[i][0], "forward_s": g6(r["fwd_acc"][i] / iters),
                          "backward_s": g6(r["bwd_acc"][i] / iters)} for i in order]}
-            for b, r in zip(batches[1:], runs[1:])]
+            for b, r, (u, _) in zip(batches[1:], runs[1:], unattributed_runs[1:])]
     out = args.output or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenarios", "profiles",
                                       "measured", f"{args.model}_{args.device}.json")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w", encoding="utf-8") as f:
         f.write(dumps(profile))
-    for b, r in zip(batches, runs):
+    for b, r, (u, note) in zip(batches, runs, unattributed_runs):
         t = r["sums"]
         print(f"{args.model} batch {b}: {total_params:,} parameters in {len(layers)} layers; per iteration: io "
               f"{1e3 * t['io']:.3f} ms, forward {1e3 * t['fwd']:.3f} ms, backward {1e3 * t['bwd']:.3f} ms, optimizer "
-              f"{1e3 * t['opt']:.3f} ms; without hooks forward+backward {1e3 * r['plain']:.3f} ms")
+              f"{1e3 * t['opt']:.3f} ms, unattributed {1e3 * u:.3f} ms; without hooks forward+backward "
+              f"{1e3 * r['plain']:.3f} ms, whole iteration {1e3 * r['whole']:.3f} ms")
+        if note:
+            print(f"{PROG}: note: batch {b}: {note}", file=sys.stderr)
     print(f"wrote {os.path.normpath(out)}")
     return 0
 

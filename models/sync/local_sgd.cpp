@@ -33,7 +33,7 @@ class LocalSgd final : public SyncModel {
         replay_compute(rt, plan, true);
         if ((it - warmup_ + 1) % period_ == 0) {
           submit_buckets(rt, plan, CommRequest::Kind::ALLREDUCE);
-          rt.wait_comm();
+          wait_buckets(rt, plan);
         }
       }
       rt.iteration_end(it);

@@ -72,7 +72,7 @@ class OrderedGradients final : public SyncModel {
       exchange_control(rt);  // the norm up, the selection back
       const bool selected = selected_[index(it, rt.rank())] != 0;
       submit_buckets(rt, plan, selected ? CommRequest::Kind::PUSH_PULL : CommRequest::Kind::PULL);
-      rt.wait_comm();
+      wait_buckets(rt, plan);
       rt.record_events(selected ? 1 : 0, 1);
       rt.iteration_end(it);
     }

@@ -89,7 +89,7 @@ class SelectiveSync final : public SyncModel {
       const bool sync = sync_[static_cast<std::size_t>(it)] != 0;
       if (sync) {
         submit_buckets(rt, plan, kind);
-        rt.wait_comm();
+        wait_buckets(rt, plan);
       }
       rt.record_events(sync ? 1 : 0, 1);
       rt.iteration_end(it);

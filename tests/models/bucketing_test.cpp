@@ -60,7 +60,7 @@ TEST_CASE("replay order: forward in order, backward in reverse, a bucket as soon
   Profile p = with_grads({1, 1, 1});
   p.io_s = 1e-3;
   p.optimizer_s = 1e-3;
-  TrainingPlan plan{&p, 1, make_buckets(p, 2), true, {}, {}, {}};  // buckets: {2,1}, {0}
+  TrainingPlan plan{&p, 1, make_buckets(p, 2), true, {}, {}, {}, 0, 0};  // buckets: {2,1}, {0}
   ddlsim::test::FakeRuntime rt;
   replay_iteration(rt, plan, CommRequest::Kind::ALLREDUCE, true);
   CHECK(rt.log == std::vector<std::string>{"compute:io:io", "compute:forward:l0", "compute:forward:l1", "compute:forward:l2", "compute:backward:l2",

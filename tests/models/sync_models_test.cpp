@@ -23,7 +23,7 @@ struct TwoLayers {
   explicit TwoLayers(int iterations) {
     profile.layers = {Layer{"l0", 1e-3, 2e-3, 25, 100}, Layer{"l1", 1e-3, 2e-3, 12, 50}};
     profile.optimizer_s = 1e-3;
-    plan = TrainingPlan{&profile, iterations, make_buckets(profile, 100), true, {}, {}, {}};
+    plan = TrainingPlan{&profile, iterations, make_buckets(profile, 100), true, {}, {}, {}, 0, 0};
   }
 };
 
@@ -233,7 +233,7 @@ TEST_CASE("crossbow: k learners of batch b run as the profile interpolated at k 
                                         {"combine_s", combine},
                                         {"update_s", update}});
   // Replaying that profile costs the same: the fake clock after one iteration.
-  TrainingPlan plan{&work.profile, 1, make_buckets(work.profile, 1000), true, {}, {}, {}};
+  TrainingPlan plan{&work.profile, 1, make_buckets(work.profile, 1000), true, {}, {}, {}, 0, 0};
   FakeRuntime rt;
   model->run_worker(rt, plan);
   CHECK(rt.clock == doctest::Approx(work.single_worker_iteration_s).epsilon(1e-12));

@@ -218,3 +218,29 @@ TEST_CASE("profile files: malformed JSON and bad fields name the file and the pa
                                         "/layers/0/forward_s: time must not be negative, got \"-1ms\"\n",
                                         tmp.file("neg.json")));
 }
+
+TEST_CASE("compute_scale, framework_overhead_s, unattributed_s and copy_bandwidth: bad values name the path and the range") {
+  json doc = good();
+  for (const auto& [value, got] : std::vector<std::pair<json, std::string>>{{0, "0"}, {-1.5, "-1.5"}, {2e6, "2000000.0"}}) {
+    doc["workload"]["compute_scale"] = value;
+    CHECK(run_bad_doc(doc) == fmt::format("ddlsim: error: /workload/compute_scale: expected a number in (0, 1000000] (a "
+                                          "multiplier of every compute time of the profile), got {}\n",
+                                          got));
+  }
+  doc["workload"]["compute_scale"] = "2x";
+  CHECK(run_bad_doc(doc) == "ddlsim: error: /workload/compute_scale: expected a number, got the string \"2x\"\n");
+  doc = good();
+  doc["workload"]["framework_overhead_s"] = "-1ms";
+  CHECK(run_bad_doc(doc) == "ddlsim: error: /workload/framework_overhead_s: time must not be negative, got \"-1ms\"\n");
+  doc = good();
+  doc["workload"]["synthetic"]["unattributed_s"] = -0.001;
+  CHECK(run_bad_doc(doc) == "ddlsim: error: /workload/synthetic/unattributed_s: time must not be negative, got -0.001\n");
+  doc = good();
+  doc["training"]["bucketing"] = {{"copy_bandwidth", "0GBps"}};
+  CHECK(run_bad_doc(doc) ==
+        "ddlsim: error: /training/bucketing/copy_bandwidth: bandwidth must be positive, got \"0GBps\"\n");
+  doc["training"] = {{"sync", {{"name", "gossip"}}}, {"bucketing", {{"copy_bandwidth", "100GBps"}}}};
+  CHECK(run_bad_doc(doc) == "ddlsim: error: /training/bucketing/copy_bandwidth: sync model \"gossip\" exchanges no "
+                            "gradient buckets (it sends models or tensors point to point), so no bucket is copied; "
+                            "remove \"copy_bandwidth\"\n");
+}
