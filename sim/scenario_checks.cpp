@@ -43,6 +43,7 @@ void check_combination(const Scenario& s, bool collective_given) {
                                   s.training.sync.name,
                                   s.training.sync_model->uses_servers() ? "aggregates through parameter servers"
                                                                         : "runs no all-reduce"));
+  check_bucketing(s);
   if (s.network.fidelity == Fidelity::ANALYTIC && s.network.model == NetworkModel::TCP &&
       s.training.sync_model->uses_collective())
     throw ConfigError("/network/model",
