@@ -212,6 +212,8 @@ std::string timeline_json(const sim::Scenario& sc, const sim::SimulationResult& 
     meta(w, 0, "process_name", fmt::format("worker {}", w));
     meta(w, 0, "thread_name", "compute");
     meta(w, 1, "thread_name", "communication");
+    for (int k = 2; k <= sc.training.bucketing.max_inflight; ++k)  // concurrent bucket collectives
+      meta(w, k, "thread_name", fmt::format("communication {}", k));
   }
   if (sc.training.sync_model->uses_servers())
     for (int s = 0; s < sc.platform.parameter_servers; ++s) {
@@ -338,8 +340,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["samples_per_worker_iteration"] = sc.workload.worker.samples;
   j["batch_scaling"] = sc.workload.batch_scaled ? "linear" : "none";
   j["buckets_per_iteration"] = result.buckets;
-  j["bucketing_policy"] = sim::to_string(sc.training.bucketing.policy);
-  if (sc.training.bucketing.policy == sim::BucketingPolicy::SIZE) j["bucket_bytes"] = sc.training.bucketing.bucket_bytes;
+  j.update(sim::bucketing_settings(sc.training.bucketing));  // policy, its sizes, max_inflight
   j["overlap"] = sc.training.bucketing.overlap;
   j["iteration_time_s"] = s.iteration_time_s;
   j["iteration_time_median_s"] = s.iteration_time_median_s;

@@ -1,8 +1,8 @@
 // ddlsim: gradient bucketing (tensor fusion) in backward order.
 //
 // Gradients become ready layer by layer in reverse order during backward
-// (wait-free backprop). Like PyTorch DDP's bucket_cap_mb and Horovod's fusion
-// buffer, consecutive gradients are fused into buckets of at most `cap_bytes`:
+// (wait-free backprop). The size-cap policy (make_buckets, "size") fuses
+// consecutive gradients into buckets of at most `cap_bytes`:
 // a layer joins the open bucket unless that would push it past the cap, in
 // which case the open bucket closes and the layer starts the next one (a
 // single layer larger than the cap is a bucket of its own). A bucket is ready
@@ -34,5 +34,18 @@ std::vector<Bucket> make_buckets(const Profile& profile, double cap_bytes);
 /// one aggregation call of `bytes` (fixed call cost included); its value at 0
 /// bytes is the startup cost a merge saves.
 std::vector<Bucket> make_buckets_mgwfbp(const Profile& profile, const std::function<double(double)>& comm_time_s);
+
+/// PyTorch DDP's buckets (models/ddp_bucketing.cpp): backward order, the first bucket capped at
+/// `first_cap_bytes`, the others at `cap_bytes`; a bucket closes once it reaches its cap.
+std::vector<Bucket> make_buckets_ddp(const Profile& profile, double first_cap_bytes, double cap_bytes);
+
+/// Horovod's tensor fusion (models/horovod_fusion.cpp): the buckets, and per bucket the wait from
+/// when the trace replay submits it (its last gradient ready; the end of backward without overlap)
+/// to the background thread's cycle that launches it.
+struct FusionPlan {
+  std::vector<Bucket> buckets;
+  std::vector<double> wait_s;
+};
+FusionPlan make_buckets_horovod(const Profile& profile, double threshold_bytes, double cycle_s, bool overlap);
 
 }  // namespace ddlsim::models

@@ -88,6 +88,9 @@ class SyncModel {
   [[nodiscard]] virtual bool uses_subgroup_collectives() const { return false; }
   /// True if this model all-reduces with the scenario's collective (false: servers or gossip).
   [[nodiscard]] virtual bool uses_collective() const { return !uses_servers(); }
+  /// True if every iteration all-reduces the gradient buckets as backward makes them ready
+  /// (replay_iteration with ALLREDUCE), so a framework's launch rule (Horovod's cycles) applies.
+  [[nodiscard]] virtual bool allreduces_in_backward() const { return false; }
   /// The server loop; returns after serving every push (see expected_pushes).
   virtual void run_server(ServerRuntime&, const TrainingPlan&) const {}
   /// True if iterations are synchronous across workers (throughput = N * batch / t).

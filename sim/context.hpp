@@ -52,6 +52,8 @@ struct WorkerState {
   std::vector<QueuedComm> analytic_pending;  // analytic fidelity: all-reduces resolved at wait_comm
   std::map<std::pair<int, int>, TrafficCounters> analytic_traffic;  // per (bucket, rank in the rotated schedule)
   std::map<std::pair<int, int>, std::int64_t> seen_version;  // (server, bucket) -> version last pulled
+  int running = 0;        // requests the stream's actors are executing now (max_inflight > 1: several)
+  double busy_since = 0;  // when `running` last rose from 0: busy time is the union of the requests' spans
 };
 
 /// Analytic fidelity: each iteration's per-bucket latest arrival over all workers.
@@ -89,6 +91,7 @@ struct Context {
   std::map<int, AnalyticRound> rounds;               // analytic fidelity, by iteration
   std::unique_ptr<AdaptiveRun> adaptive;             // training.adaptive_compression
   std::map<int, models::AlphaBeta> iteration_ab;     // flow fidelity under link traces: "auto"'s network, by iteration
+  std::vector<double> launch_wait_s;                 // per bucket: submit to launch (Horovod's cycle); empty: none
   ProgressCallback progress;
   SimulationResult result;
 
@@ -135,8 +138,36 @@ std::vector<int> rotation(int workers, int root);
 
 /// The compute actor of worker `rank`: the sync model's worker loop on a SimRuntime.
 void run_worker(Context& ctx, int rank, const models::SyncModel& sync);
-/// Worker `rank`'s communication stream: executes its requests one at a time, in order (daemon).
-void comm_stream(Context& ctx, int rank);
+/// One of worker `rank`'s communication-stream actors (`slot` of training.bucketing.max_inflight):
+/// together they take the worker's requests in order, each running one at a time (daemon).
+void comm_stream(Context& ctx, int rank, int slot);
+
+// ---- framework bucketing and concurrent collectives (sim/concurrent_comm.cpp) ----
+/// The plan's buckets under the scenario's bucketing policy, and Horovod's launch waits.
+void plan_buckets(Context& ctx);
+/// The ranks a collective of `bucket` runs as: with max_inflight > 1 every bucket of the
+/// all-workers collectives has its own mailboxes (ranks offset by (bucket + 1) x hosts, as
+/// gloo matches each collective's messages by its own tag), else the ranks themselves.
+/// `rotated`: the schedule's rank i on worker rotated[i] (empty: as is).
+struct ChannelRanks {
+  int rank = 0;
+  std::vector<int> members;  // the schedule's peers mapped to ranks (empty: as is)
+};
+ChannelRanks channel_ranks(const Context& ctx, int rank, int bucket, const std::vector<int>& rotated);
+/// The hosts the ScheduleExecutor maps ranks to: one copy per channel.
+std::vector<sg4::Host*> channel_hosts(const Context& ctx);
+/// Analytic fidelity, max_inflight > 1: per pending all-reduce (submit order), this worker's
+/// dispatch (`own_s`), the collective's start and end (models::schedule_concurrent, the same on
+/// every worker), its share of the stream's busy time (the union of [own, end]) and a timeline row.
+struct AnalyticSpan {
+  double own_s = 0;
+  double start_s = 0;
+  double end_s = 0;
+  double busy_s = 0;
+  int slot = 0;
+};
+std::vector<AnalyticSpan> concurrent_spans(Context& ctx, const std::vector<QueuedComm>& pending,
+                                           const std::vector<double>& arrival);
 /// Parameter server `server`: the sync model's server loop on a SimServerRuntime.
 void run_server(Context& ctx, int server, const models::SyncModel& sync);
 /// A parameter server's side of collectives that use servers (e.g. "ps") (daemon).

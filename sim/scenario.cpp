@@ -159,7 +159,6 @@ std::string to_string(NetworkModel m) {
   return "?";
 }
 std::string to_string(Granularity g) { return g == Granularity::STEPWISE ? "stepwise" : "pipelined"; }
-std::string to_string(BucketingPolicy p) { return p == BucketingPolicy::SIZE ? "size" : "mgwfbp"; }
 
 void apply_override(json& doc, const std::string& assignment) {
   const auto eq = assignment.find('=');
@@ -318,13 +317,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     s.training.compressor = read_plugin(t, "compressor", "none");
     {
       ObjectReader b = t.object("bucketing");
-      s.training.bucketing.policy =
-          b.choice("policy", {"size", "mgwfbp"}, "size") == "size" ? BucketingPolicy::SIZE : BucketingPolicy::MGWFBP;
-      if (s.training.bucketing.policy == BucketingPolicy::MGWFBP && b.has("bucket_bytes"))
-        throw ConfigError(b.path_of("bucket_bytes"),
-                          "only with \"policy\": \"size\"; \"mgwfbp\" sizes its buckets by its merge rule");
-      s.training.bucketing.bucket_bytes = b.bytes("bucket_bytes", 25e6);
-      s.training.bucketing.overlap = b.boolean("overlap", true);
+      s.training.bucketing = read_bucketing(b);  // sim/scenario_bucketing.cpp
       s.training.bucketing.copy_bandwidth_Bps = b.bandwidth_Bps("copy_bandwidth", 0);  // absent: no copies
       b.finish();
     }

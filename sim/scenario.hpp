@@ -87,15 +87,24 @@ struct Plugin {
   json params = json::object();
 };
 
-enum class BucketingPolicy { SIZE, MGWFBP };
+enum class BucketingPolicy { SIZE, MGWFBP, DDP, HOROVOD };
 std::string to_string(BucketingPolicy p);
 
+/// "training.bucketing" (sim/scenario_bucketing.cpp; docs/scenario.md).
 struct BucketingSpec {
   BucketingPolicy policy = BucketingPolicy::SIZE;
-  double bucket_bytes = 25e6;  // policy SIZE: 0 = one bucket per layer
+  double bucket_bytes = 25e6;  // SIZE: the cap (0 = one bucket per layer); DDP: bucket_cap_mb (25 MiB)
+  double first_bucket_bytes = 1048576;          // DDP: the first bucket's cap
+  double fusion_threshold_bytes = 134217728;    // HOROVOD: HOROVOD_FUSION_THRESHOLD (128 MiB)
+  double cycle_s = 1e-3;                        // HOROVOD: HOROVOD_CYCLE_TIME (1 ms)
+  int max_inflight = 1;  // collectives in flight at once on a worker's communication stream
   bool overlap = true;
   double copy_bandwidth_Bps = 0;  // a bucket's flatten/unflatten copies (B/s); 0 = no copies
 };
+/// Reads "training.bucketing"; `b` is finished by the caller.
+BucketingSpec read_bucketing(ObjectReader& b);
+/// The bucketing settings as summary.json reports them.
+json bucketing_settings(const BucketingSpec& b);
 
 enum class NoiseDistribution { NONE, NORMAL, LOGNORMAL, EXPONENTIAL };
 
@@ -184,6 +193,9 @@ void apply_override(json& doc, const std::string& assignment);
 /// with a parameter-server sync model (`collective_given`: the scenario names one), idle
 /// parameter servers, MG-WFBP with parameter servers, tcp at analytic fidelity.
 void check_combination(const Scenario& s, bool collective_given);
+/// Refuses a bucketing the sync model, collective, compressor or fidelity cannot honour
+/// (sim/scenario_bucketing.cpp; called by check_combination).
+void check_bucketing(const Scenario& s);
 
 /// A file named in a scenario: relative to the scenario's folder when it exists there, else as given.
 std::string resolve_beside(const std::string& file, const std::string& base_dir);

@@ -49,6 +49,7 @@ void check_combination(const Scenario& s, bool collective_given) {
                       fmt::format("sync model \"{}\" exchanges no gradient buckets (it sends models or tensors point "
                                   "to point), so no bucket is copied; remove \"copy_bandwidth\"",
                                   s.training.sync.name));
+  check_bucketing(s);
   if (s.network.fidelity == Fidelity::ANALYTIC && s.network.model == NetworkModel::TCP &&
       s.training.sync_model->uses_collective())
     throw ConfigError("/network/model",

@@ -135,7 +135,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   const bool collective_servers = scenario.training.collective_algorithm->uses_servers() &&
                                   scenario.network.fidelity != Fidelity::ANALYTIC;
   std::vector<std::string> notes;
-  if (auto note = session.reserve_actors(scenario.platform.workers, 2,
+  const int streams = scenario.training.bucketing.max_inflight;  // communication-stream actors per worker
+  if (auto note = session.reserve_actors(scenario.platform.workers, 1 + streams,
                                          scenario.platform.parameter_servers * ((sync.uses_servers() ? 1 : 0) +
                                                                                 (collective_servers ? 1 : 0)));
       !note.empty())
@@ -154,16 +155,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
                                     scenario.seed, scenario.network.software);  // + ranks per node, contention cost
   ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);
   ctx.ab = ctx.network->at(0);  // the network model's factors applied (auto picks with it)
-  if (scenario.training.bucketing.policy == BucketingPolicy::MGWFBP) {
-    // MG-WFBP's cost model: one call of the scenario's all-reduce on this platform's alpha and beta.
-    const auto& coll = *scenario.training.collective_algorithm;
-    ctx.plan.buckets = models::make_buckets_mgwfbp(scenario.workload.worker.profile, [&ctx, &coll](double bytes) {
-      const auto& algo = coll.resolve(ctx.group, bytes, ctx.ab);
-      return call_cost_s(ctx, algo) + algo.analytic_time_s(ctx.group, bytes, ctx.ab);
-    });
-  } else {
-    ctx.plan.buckets = models::make_buckets(scenario.workload.worker.profile, scenario.training.bucketing.bucket_bytes);
-  }
+  detail::plan_buckets(ctx);  // the bucketing policy's buckets (sim/concurrent_comm.cpp)
   ctx.plan.compression = compress_buckets(scenario, ctx.plan.buckets);
   ctx.result.compression = ctx.plan.compression;
   std::vector<double> variant_cr;  // adaptive compression: per candidate, the fraction sent
@@ -192,7 +184,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   for (const auto* link : ctx.platform.links)
     for (const char* half : {"_UP", "_DOWN"})
       if (const auto* l = sg4::Link::by_name_or_null(link->get_name() + half)) sg_link_load_track(l);
-  ctx.executor = std::make_unique<ScheduleExecutor>(ctx.platform.hosts, executor_network(scenario.network));
+  ctx.executor = std::make_unique<ScheduleExecutor>(detail::channel_hosts(ctx), executor_network(scenario.network));
   ctx.comm_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   ctx.end_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   if (ctx.adaptive) ctx.adaptive->barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
@@ -208,15 +200,17 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     for (int w = 0; w < scenario.platform.workers; ++w) boxes.push_back(sg4::Mailbox::by_name(fmt::format("push:{}<{}", s, w)));
   }
 
-  ctx.result.notes = std::move(notes);
+  ctx.result.notes.insert(ctx.result.notes.begin(), notes.begin(), notes.end());
   for (int r = 0; r < scenario.platform.workers; ++r) {
     auto* host = ctx.platform.hosts[static_cast<std::size_t>(r)];
     auto worker = sg4::Actor::create(fmt::format("worker-{}", r), host,
                                      session.guard([&ctx, &sync, r]() { detail::run_worker(ctx, r, sync); }));
     // One-sided puts to this worker flow without a receive (sim/point_to_point.hpp).
     sg4::Mailbox::by_name(fmt::format("put>{}", r))->set_receiver(worker);
-    sg4::Actor::create(fmt::format("comm-{}", r), host, session.guard([&ctx, r]() { detail::comm_stream(ctx, r); }))
-        ->daemonize();
+    for (int slot = 0; slot < streams; ++slot)
+      sg4::Actor::create(slot == 0 ? fmt::format("comm-{}", r) : fmt::format("comm-{}.{}", r, slot), host,
+                         session.guard([&ctx, r, slot]() { detail::comm_stream(ctx, r, slot); }))
+          ->daemonize();
   }
   for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
     auto* host = ctx.platform.hosts[static_cast<std::size_t>(scenario.platform.workers + s)];

@@ -42,6 +42,8 @@ class SimRuntime final : public models::Runtime {
     auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
     QueuedComm item{request, iteration_, now()};
     if (!request.group.empty()) check_subgroup(request.group);
+    if (!ctx_.launch_wait_s.empty() && request.group.empty() && request.bucket >= 0)  // Horovod: the next cycle
+      item.submit_s += ctx_.launch_wait_s.at(static_cast<std::size_t>(request.bucket));
     // Subgroup all-reduces run as flows at every fidelity (point_to_point_fidelity in summary.json).
     if (ctx_.analytic() && request.kind == models::CommRequest::Kind::ALLREDUCE && request.group.empty()) {
       state.analytic_pending.push_back(item);
@@ -164,20 +166,29 @@ class SimRuntime final : public models::Runtime {
           std::max(round.arrival[static_cast<std::size_t>(item.request.bucket)], item.submit_s);
     ctx_.comm_barrier->wait();
     auto& rec = record();
-    double end = 0;
-    for (const auto& item : state.analytic_pending) {
+    // max_inflight > 1: the collectives share the network (sim/concurrent_comm.cpp); else one at a time.
+    const auto spans = ctx_.scenario->training.bucketing.max_inflight > 1
+                           ? concurrent_spans(ctx_, state.analytic_pending, round.arrival)
+                           : std::vector<AnalyticSpan>{};
+    double end = 0, last = 0;
+    for (std::size_t i = 0; i < state.analytic_pending.size(); ++i) {
+      const auto& item = state.analytic_pending[i];
       const auto b = static_cast<std::size_t>(item.request.bucket);
-      const double own = std::max(item.submit_s, end);
-      const double start = std::max(own, round.arrival[b]);
+      const double own = spans.empty() ? std::max(item.submit_s, end) : spans[i].own_s;
+      const double start = spans.empty() ? std::max(own, round.arrival[b]) : spans[i].start_s;
       const models::AlphaBeta pick = ctx_.resolution_ab(item.iteration, start);
-      const models::AlphaBeta ab = ctx_.network->at(start);
       const auto& algo = coll.resolve(ctx_.group, item.request.bytes, pick);
       if (rank_ == 0) ctx_.note_collective(item.iteration, collective_name(ctx_, item.request.bytes, pick));
-      const CostTerms cost = cost_terms(algo, ctx_.group, item.request.bytes, ab);
-      end = ctx_.network->finish(start, call_cost_s(ctx_, algo) + cost.latency_s, cost.transfer_s);
+      if (spans.empty()) {
+        const CostTerms cost = cost_terms(algo, ctx_.group, item.request.bytes, ctx_.network->at(start));
+        end = ctx_.network->finish(start, call_cost_s(ctx_, algo) + cost.latency_s, cost.transfer_s);
+      } else {
+        end = spans[i].end_s;
+      }
+      last = std::max(last, end);
       auto& it = rec.iterations.at(static_cast<std::size_t>(item.iteration));
       it.arrivals.at(b) = own;
-      it.comm_busy_s += end - own;
+      it.comm_busy_s += spans.empty() ? end - own : spans[i].busy_s;
       // What this rank sends depends on its place in the (rotated) schedule.
       const int me = (rank_ - item.request.root + ctx_.group.workers) % ctx_.group.workers;
       auto cached = state.analytic_traffic.find({item.request.bucket, me});
@@ -192,11 +203,12 @@ class SimRuntime final : public models::Runtime {
           add_traffic(schedule_traffic(algo.rank_phases(ctx_.group.workers + s, ctx_.group, item.request.bytes)),
                       ctx_.result.bytes_sent_by_servers, ctx_.result.messages_sent_by_servers);
       if (ctx_.traced(rank_, item.iteration))
-        ctx_.trace(rank_, 1, fmt::format("bucket {}", b), "allreduce", own, end - own);
+        ctx_.trace(rank_, 1 + (spans.empty() ? 0 : spans[i].slot), fmt::format("bucket {}", b), "allreduce", own,
+                   end - own);
     }
     state.analytic_pending.clear();
     if (++round.readers == ctx_.group.workers) ctx_.rounds.erase(iteration_);
-    if (end > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(end);
+    if (last > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(last);
   }
   WorkerRecord& record() { return ctx_.result.workers[static_cast<std::size_t>(rank_)]; }
   IterationRecord& current() { return record().iterations.back(); }
@@ -226,7 +238,7 @@ std::vector<int> rotation(int workers, int root) {
   return out;
 }
 
-void comm_stream(Context& ctx, int rank) {
+void comm_stream(Context& ctx, int rank, int slot) {
   auto& state = ctx.workers[static_cast<std::size_t>(rank)];
   auto& rec = ctx.result.workers[static_cast<std::size_t>(rank)];
   const auto& coll = *ctx.scenario->training.collective_algorithm;
@@ -238,6 +250,7 @@ void comm_stream(Context& ctx, int rank) {
     const auto& req = item.request;
     if (item.submit_s > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(item.submit_s);
     const double t0 = sg4::Engine::get_clock();
+    if (state.running++ == 0) state.busy_since = t0;
     auto& iteration = rec.iterations.at(static_cast<std::size_t>(item.iteration));
     if (req.kind == models::CommRequest::Kind::ALLREDUCE) {
       if (req.group.empty()) iteration.arrivals.at(static_cast<std::size_t>(req.bucket)) = t0;
@@ -257,9 +270,10 @@ void comm_stream(Context& ctx, int rank) {
         // A root other than 0 rotates the ranks: the schedule's rank i runs on worker (i + root) mod N.
         const std::vector<int> rotated = rotation(ctx.group.workers, req.root);
         const int me = rotated.empty() ? rank : (rank - req.root + ctx.group.workers) % ctx.group.workers;
-        ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(me, ctx.group, req.bytes)
-                                               : algo.rank_phases(me, ctx.group, req.bytes),
-                          traffic, rotated.empty() ? nullptr : &rotated);
+        const ChannelRanks ch = channel_ranks(ctx, rank, req.bucket, rotated);  // own mailboxes per bucket
+        ctx.executor->run(ch.rank, ctx.stepwise() ? algo.rank_schedule(me, ctx.group, req.bytes)
+                                                  : algo.rank_phases(me, ctx.group, req.bytes),
+                          traffic, ch.members.empty() ? nullptr : &ch.members);
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       } else {
         // A subgroup of k workers: the collective among k ranks (the closed forms pick for "auto";
@@ -296,9 +310,9 @@ void comm_stream(Context& ctx, int rank) {
       }
     }
     const double t1 = sg4::Engine::get_clock();
-    iteration.comm_busy_s += t1 - t0;
+    if (--state.running == 0) iteration.comm_busy_s += t1 - state.busy_since;  // the union of the spans
     if (ctx.traced(rank, item.iteration))
-      ctx.trace(rank, 1, req.bucket >= 0 ? fmt::format("bucket {}", req.bucket) : std::string("control"),
+      ctx.trace(rank, 1 + slot, req.bucket >= 0 ? fmt::format("bucket {}", req.bucket) : std::string("control"),
                 req.kind == models::CommRequest::Kind::ALLREDUCE ? "allreduce"
                 : req.kind == models::CommRequest::Kind::PULL    ? "pull"
                                                                  : "push_pull",

@@ -39,6 +39,7 @@ class Bsp final : public SyncModel {
 
   [[nodiscard]] bool uses_servers() const override { return parameter_server_; }
   [[nodiscard]] bool compresses_gradients() const override { return true; }
+  [[nodiscard]] bool allreduces_in_backward() const override { return !parameter_server_; }
 
   void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {
     const double total = plan.profile->grad_bytes();

@@ -259,8 +259,8 @@ TEST_CASE("tensor fusion pays at scale and MG-WFBP beats every fixed cap") {
   CHECK(best_cap < per_layer);
   const auto r = ddlsim::test::ddlsim("validate " + tmp.write("bad.json", resnet({{"policy", "mgwfbp"}, {"bucket_bytes", "25MB"}}).dump()));
   CHECK(r.exit_code == 2);
-  CHECK(r.err == "ddlsim: error: /training/bucketing/bucket_bytes: only with \"policy\": \"size\"; \"mgwfbp\" sizes its "
-                 "buckets by its merge rule\n");
+  CHECK(r.err == "ddlsim: error: /training/bucketing/bucket_bytes: only with \"policy\": \"size\" or \"ddp\", not "
+                 "\"mgwfbp\"\n");
 }
 
 TEST_CASE("more workers than the process can hold actors for are refused up front instead of aborting") {

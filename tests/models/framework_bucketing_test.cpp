@@ -1,0 +1,108 @@
+// Framework bucketing rules on hand-made profiles: PyTorch DDP's size rule
+// (models/ddp_bucketing.cpp) against the size-cap policy, and Horovod's tensor
+// fusion from cycle times (models/horovod_fusion.cpp). Every boundary is derived
+// here from the rules as their sources state them.
+#include "models/bucketing.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+#include <vector>
+
+using namespace ddlsim::models;
+
+namespace {
+
+constexpr double MiB = 1024.0 * 1024.0;
+
+/// Layers 0..n-1 with these gradient bytes and backward seconds (forward 1 ms each).
+Profile layers(const std::vector<double>& grads, const std::vector<double>& backward = {}) {
+  Profile p;
+  p.model = std::string("framework-bucketing-test");
+  for (std::size_t i = 0; i < grads.size(); ++i)
+    p.layers.push_back(Layer{fmt::format("l{}", i), 1e-3, backward.empty() ? 2e-3 : backward[i], 0, grads[i]});
+  return p;
+}
+
+std::vector<double> bytes_of(const std::vector<Bucket>& buckets) {
+  std::vector<double> out;
+  for (const auto& b : buckets) out.push_back(b.bytes);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ddp: a small first bucket, then buckets that close once they reach the cap") {
+  // Backward visits layers 5, 4, 3, 2, 1, 0 with 0.25, 0.5, 0.75, 10, 20, 8 MiB.
+  const Profile p = layers({8 * MiB, 20 * MiB, 10 * MiB, 0.75 * MiB, 0.5 * MiB, 0.25 * MiB});
+  // DDP, caps {1 MiB, 25 MiB}: 0.25 + 0.5 = 0.75 < 1, + 0.75 = 1.5 >= 1 closes the first
+  // bucket (past its cap); the cap becomes 25: 10 + 20 = 30 >= 25 closes the second; 8 remains.
+  const auto ddp = make_buckets_ddp(p, 1 * MiB, 25 * MiB);
+  CHECK(bytes_of(ddp) == std::vector<double>{1.5 * MiB, 30 * MiB, 8 * MiB});
+  REQUIRE(ddp.size() == 3);
+  CHECK(ddp[0].first_layer == 5);
+  CHECK(ddp[0].last_layer == 3);
+  CHECK(ddp[1].first_layer == 2);
+  CHECK(ddp[1].last_layer == 1);
+  CHECK(ddp[2].last_layer == 0);
+  // The size cap of 25 MiB never passes the cap: 0.25 + 0.5 + 0.75 + 10 = 11.5, + 20 would be
+  // 31.5 > 25, so 20 starts the next; 20 + 8 = 28 > 25, so 8 is alone.
+  CHECK(bytes_of(make_buckets(p, 25 * MiB)) == std::vector<double>{11.5 * MiB, 20 * MiB, 8 * MiB});
+}
+
+TEST_CASE("ddp: caps of zero give one bucket per gradient and layers without gradients join none") {
+  const Profile p = layers({4, 0, 3, 2});
+  CHECK(bytes_of(make_buckets_ddp(p, 0, 0)) == std::vector<double>{2, 3, 4});
+  // First cap 5: 2 + 3 = 5 >= 5 closes it; the zero-byte layer 1 joins no bucket; 4 is alone.
+  const auto b = make_buckets_ddp(p, 5, 100);
+  CHECK(bytes_of(b) == std::vector<double>{5, 4});
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].last_layer == 2);
+  CHECK(b[1].last_layer == 0);  // ready after layer 0's backward, the zero-byte layer 1 in between
+  // A first gradient larger than the first cap closes the first bucket alone.
+  CHECK(bytes_of(make_buckets_ddp(layers({1, 1, 9}), 4, 100)) == std::vector<double>{9, 2});
+  CHECK(make_buckets_ddp(layers({0, 0}), 1, 1).empty());
+}
+
+TEST_CASE("horovod: each cycle fuses the gradients ready by then, up to the threshold") {
+  // Backward visits 4, 3, 2, 1, 0 for 0.3, 0.5, 0.6, 0.9, 0.2 ms: ready at 0.3, 0.8, 1.4, 2.3,
+  // 2.5 ms. With a 1 ms cycle: {4, 3} at 1 ms, {2} at 2 ms, {1, 0} at 3 ms.
+  const Profile p = layers({40e6, 100e6, 10e6, 50e6, 30e6}, {0.2e-3, 0.9e-3, 0.6e-3, 0.5e-3, 0.3e-3});
+  const double threshold = 128 * MiB;  // 134.2 MB: 30 + 50 = 80 MB fuse; 100 + 40 = 140 MB do not
+  const auto plan = make_buckets_horovod(p, threshold, 1e-3, true);
+  CHECK(bytes_of(plan.buckets) == std::vector<double>{80e6, 10e6, 100e6, 40e6});
+  REQUIRE(plan.buckets.size() == 4);
+  CHECK(plan.buckets[0].last_layer == 3);
+  CHECK(plan.buckets[1].last_layer == 2);
+  CHECK(plan.buckets[2].last_layer == 1);
+  CHECK(plan.buckets[3].last_layer == 0);
+  // Each waits from its last gradient to its cycle: 1 - 0.8, 2 - 1.4, 3 - 2.3, 3 - 2.5 ms.
+  REQUIRE(plan.wait_s.size() == 4);
+  CHECK(plan.wait_s[0] == doctest::Approx(0.2e-3).epsilon(1e-9));
+  CHECK(plan.wait_s[1] == doctest::Approx(0.6e-3).epsilon(1e-9));
+  CHECK(plan.wait_s[2] == doctest::Approx(0.7e-3).epsilon(1e-9));
+  CHECK(plan.wait_s[3] == doctest::Approx(0.5e-3).epsilon(1e-9));
+
+  // A 64 MiB threshold (67.1 MB) splits the first cycle too: 30 + 50 = 80 MB > 67.1.
+  CHECK(bytes_of(make_buckets_horovod(p, 64 * MiB, 1e-3, true).buckets) ==
+        std::vector<double>{30e6, 50e6, 10e6, 100e6, 40e6});
+  // A 0.5 ms cycle: ready 0.3 -> 0.5, 0.8 -> 1.0, 1.4 -> 1.5, 2.3 -> 2.5, 2.5 -> 2.5 ms.
+  const auto fast = make_buckets_horovod(p, threshold, 0.5e-3, true);
+  CHECK(bytes_of(fast.buckets) == std::vector<double>{30e6, 50e6, 10e6, 100e6, 40e6});
+  CHECK(fast.wait_s[3] == doctest::Approx(0.2e-3).epsilon(1e-9));
+  CHECK(fast.wait_s[4] == doctest::Approx(0.0).epsilon(1e-9));
+  // Cycle time 0: a gradient goes the moment it is ready, with those ready at the same instant.
+  const auto now = make_buckets_horovod(layers({1, 2, 3}, {1e-3, 0, 1e-3}), threshold, 0, true);
+  CHECK(bytes_of(now.buckets) == std::vector<double>{5, 1});  // layers 2 and 1 ready together at 1 ms
+  CHECK(now.wait_s == std::vector<double>{0, 0});
+}
+
+TEST_CASE("horovod without overlap: one cycle after backward fuses everything up to the threshold") {
+  // Backward ends at 0.3 + 0.5 + 0.6 + 0.9 + 0.2 = 2.5 ms; the cycle at 3 ms takes all five:
+  // 30 + 50 + 10 = 90 MB, + 100 would pass 134.2 MB; 100 + 40 = 140 would too.
+  const Profile p = layers({40e6, 100e6, 10e6, 50e6, 30e6}, {0.2e-3, 0.9e-3, 0.6e-3, 0.5e-3, 0.3e-3});
+  const auto plan = make_buckets_horovod(p, 128 * MiB, 1e-3, false);
+  CHECK(bytes_of(plan.buckets) == std::vector<double>{90e6, 100e6, 40e6});
+  for (double w : plan.wait_s) CHECK(w == doctest::Approx(0.5e-3).epsilon(1e-9));
+  // Threshold 0 disables fusion (HOROVOD_FUSION_THRESHOLD=0): one all-reduce per tensor.
+  CHECK(make_buckets_horovod(p, 0, 1e-3, false).buckets.size() == 5);
+}
