@@ -417,8 +417,9 @@ class SharedClockRounds:
         self.round += 1
 
 
-def timed_rounds(rounds, rank, warmup, repeat, run_once, barrier=None):
-    """Runs `run_once()` for warmup + repeat counted rounds on every rank.
+def timed_rounds(rounds, rank, warmup, repeat, run_once, after=lambda: None, barrier=None):
+    """Runs `run_once()` for warmup + repeat counted rounds on every rank, and `after()` (untimed,
+    e.g. check the result and restore the input) after each.
 
     With `rounds` (a SharedClockRounds), returns (labels, durations): rank 0's labels say which
     rounds are "warmup", "timed" or "late" (others get None); durations[i] = this rank's finish -
@@ -432,6 +433,7 @@ def timed_rounds(rounds, rank, warmup, repeat, run_once, barrier=None):
             start = time.monotonic()
             run_once()
             durations.append(time.monotonic() - start)
+            after()
         return ["warmup"] * warmup + ["timed"] * repeat, durations
     labels = [] if rank == 0 else None
     limit = warmup + 2 * repeat
@@ -451,6 +453,7 @@ def timed_rounds(rounds, rank, warmup, repeat, run_once, barrier=None):
         run_once()
         durations.append(time.monotonic() - start)
         rounds.report()
+        after()
 
 
 def gather_json(store, rank, world, key, value):

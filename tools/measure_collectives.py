@@ -613,7 +613,8 @@ class RankTask:
                     posted.append(("recv", op["peer"], region, scratch))
             self.steps.append(posted)
 
-    def reset(self):
+    def check_and_reset(self):
+        self.check()
         self.vector.copy_(self.initial)
 
     def run(self):
@@ -734,16 +735,9 @@ def run_tasks(torch, store, job, rank, workers, servers):
         if rounds is not None:
             rounds.begin(f"t{index}")
 
-        def once():
-            if task is None:
-                return
-            task.reset()
-            task.run()
-
-        labels, durations = lab_runs.timed_rounds(rounds, rank, job["warmup"], job["repeat"], once,
-                                                  barrier=torch.distributed.barrier)
-        if task is not None:
-            task.check()
+        labels, durations = lab_runs.timed_rounds(
+            rounds, rank, job["warmup"], job["repeat"], task.run if task else (lambda: None),
+            after=task.check_and_reset if task else (lambda: None), barrier=torch.distributed.barrier)
         report = {"durations": durations, "errors": task.errors if task else [error],
                   "sent": list(task.sent) if task else [0, 0, 0.0], "checked": bool(task and task.checked)}
         gathered = lab_runs.gather_json(store, rank, world, f"result/{index}", report)
