@@ -108,7 +108,7 @@ def parse_args(argv):
     if args.worker:
         return args
     args.mode = "lab" if args.lab else "local" if args.local else "torchrun"
-    if args.mode == "torchrun" and "RANK" not in os.environ:
+    if args.mode == "torchrun" and not os.environ.get("RANK"):
         raise ToolError("choose --lab (the one-machine lab), --local (loopback), or run under torchrun", 2)
     if not args.out:
         raise ToolError("--out is required", 2)
