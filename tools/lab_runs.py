@@ -247,13 +247,19 @@ class Lab:
         self.delay_s = None
 
     def __enter__(self):
+        try:
+            return self._set_up()
+        except BaseException:  # Ctrl-C during setup too: leave nothing behind
+            self.__exit__(None, None, None)
+            raise
+
+    def _set_up(self):
         progress(self.prog, f"lab: setting up {self.hosts} hosts, {self.rate}, one-way delay {self.delay}")
         result = subprocess.run(["bash", os.path.join(NETLAB, "setup.sh"), str(self.hosts), self.rate, self.delay],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for line in result.stdout.splitlines():
             progress(self.prog, f"  {line}")
         if result.returncode != 0:
-            self.__exit__(None, None, None)
             raise ToolError(f"the lab's setup failed (tools/netlab/setup.sh {self.hosts} {self.rate} {self.delay}, "
                             f"exit {result.returncode})", 2 if result.returncode == 2 else 1)
         config = read_lab_config()
@@ -284,7 +290,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def launch_ranks(prog, mode, world, command, env, timeout_s):
+def launch_ranks(mode, world, command, env, timeout_s):
     """Starts `world` processes running `command + ['--rank', str(i)]` and waits for all of them.
 
     lab: rank i runs inside namespace ddl-w<i> (`ip netns exec`); local: on this machine. `env`
@@ -334,9 +340,9 @@ def sigterm_as_interrupt():
 
 # ---- inside a rank ----
 
-def rank_environment(mode, master_rank0_address, port, ifname, backend):
+def rank_environment(master_address, port, ifname, backend):
     """What every rank's environment needs, set by the launcher."""
-    env = {"MASTER_ADDR": master_rank0_address, "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1",
+    env = {"MASTER_ADDR": master_address, "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1"}
     if backend == "gloo":
         env["GLOO_SOCKET_IFNAME"] = ifname

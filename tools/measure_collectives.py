@@ -356,11 +356,11 @@ def run_group(args, grid, workers, servers, tasks, network, table, port):
     os.chmod(folder, 0o755)
     address = lab_runs.lab_address(0) if args.mode == "lab" else "127.0.0.1"
     ifname = "eth0" if args.mode == "lab" else "lo"
-    env = lab_runs.rank_environment(args.mode, address, port, ifname, args.backend)
+    env = lab_runs.rank_environment(address, port, ifname, args.backend)
     lab_runs.progress(PROG, f"{workers} workers" + (f" + {servers} servers" if servers else "") +
                       f": {len(specs)} measurements")
     try:
-        lab_runs.launch_ranks(PROG, args.mode, world, [lab_runs.PYTHON, os.path.abspath(__file__), "--worker", spec_path],
+        lab_runs.launch_ranks(args.mode, world, [lab_runs.PYTHON, os.path.abspath(__file__), "--worker", spec_path],
                               env, args.timeout)
         with open(results_path, encoding="utf-8") as f:
             results = json.load(f)

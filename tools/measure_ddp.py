@@ -161,10 +161,10 @@ def run_group(args, ranks, network, table, port):
         json.dump(job, f)
     os.chmod(folder, 0o755)
     address = lab_runs.lab_address(0) if args.mode == "lab" else "127.0.0.1"
-    env = lab_runs.rank_environment(args.mode, address, port, "eth0" if args.mode == "lab" else "lo", args.backend)
+    env = lab_runs.rank_environment(address, port, "eth0" if args.mode == "lab" else "lo", args.backend)
     lab_runs.progress(PROG, f"{ranks} ranks: {args.model}, bucket caps {args.bucket_caps} MB")
     try:
-        lab_runs.launch_ranks(PROG, args.mode, ranks, [lab_runs.PYTHON, os.path.abspath(__file__), "--worker", spec],
+        lab_runs.launch_ranks(args.mode, ranks, [lab_runs.PYTHON, os.path.abspath(__file__), "--worker", spec],
                               env, args.timeout)
         with open(job["results"], encoding="utf-8") as f:
             results = json.load(f)
@@ -305,7 +305,6 @@ def train_and_time(torch, store, job, rank):
                             "parameters": sum(p.numel() for p in parameters),
                             "bucket_bytes": [sum(parameters[i].numel() * parameters[i].element_size() for i in b)
                                              for b in buckets]})
-        del ddp, optimizer
     return results if rank == 0 else None
 
 

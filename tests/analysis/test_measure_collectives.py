@@ -16,7 +16,6 @@ tools/measure_ddp.py (docs/validation.md).
 
 import collections
 import importlib.util
-import json
 import os
 import subprocess
 import sys
