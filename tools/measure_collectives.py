@@ -638,25 +638,19 @@ class RankTask:
         dist, vector = self.dist, self.vector
         length = vector.numel()
         for posted in self.steps:
+            buffers = []
+            for kind, peer, region, scratch in posted:
+                if kind == "send":
+                    source = vector if (self.send_source is None or region.hi <= length) else self.send_source
+                    buffers.append((dist.isend, source[region.lo:region.hi], peer))
+                else:
+                    buffers.append((dist.irecv, scratch, peer))
             if self.device == "cpu":
-                requests = []
-                for kind, peer, region, scratch in posted:
-                    if kind == "send":
-                        source = vector if (self.send_source is None or region.hi <= length) else self.send_source
-                        requests.append(dist.isend(source[region.lo:region.hi], peer))
-                    else:
-                        requests.append(dist.irecv(scratch, peer))
-                for request in requests:
-                    request.wait()
-            else:
-                operations = []
-                for kind, peer, region, scratch in posted:
-                    if kind == "send":
-                        operations.append(dist.P2POp(dist.isend, vector[region.lo:region.hi], peer))
-                    else:
-                        operations.append(dist.P2POp(dist.irecv, scratch, peer))
-                for request in dist.batch_isend_irecv(operations):
-                    request.wait()
+                requests = [post(tensor, peer) for post, tensor, peer in buffers]
+            else:  # NCCL: the step's point-to-point operations as one group
+                requests = dist.batch_isend_irecv([dist.P2POp(post, tensor, peer) for post, tensor, peer in buffers])
+            for request in requests:
+                request.wait()
             for kind, peer, region, scratch in posted:
                 if kind != "recv":
                     continue
