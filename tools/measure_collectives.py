@@ -638,13 +638,14 @@ class RankTask:
         dist, vector = self.dist, self.vector
         length = vector.numel()
         for posted in self.steps:
-            buffers = []
+            # Receives first: a step posts all its ops at once, in no order; gloo holds back the data
+            # of a send whose receive is not posted yet (an all-to-all step of 1 MiB messages over
+            # the lab took 1.8x longer with the sends posted first).
+            buffers = [(dist.irecv, scratch, peer) for kind, peer, region, scratch in posted if kind == "recv"]
             for kind, peer, region, scratch in posted:
                 if kind == "send":
                     source = vector if (self.send_source is None or region.hi <= length) else self.send_source
                     buffers.append((dist.isend, source[region.lo:region.hi], peer))
-                else:
-                    buffers.append((dist.irecv, scratch, peer))
             if self.device == "cpu":
                 requests = [post(tensor, peer) for post, tensor, peer in buffers]
             else:  # NCCL: the step's point-to-point operations as one group
