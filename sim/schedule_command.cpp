@@ -46,7 +46,7 @@ json schedule_document(const ScheduleRequest& request) {
   doc["params"] = request.params;
   json ranks = json::array(), latency_steps = json::array();
   try {
-    // A meta-algorithm runs its pick for this network (its own reference network without one).
+    // A meta-algorithm runs its pick for this network (without one, the pick of its own default).
     const models::Collective& runs =
         network ? collective->resolve(group, request.bytes, *network) : *collective;
     const std::string picked = network ? collective->resolved_name(group, request.bytes, *network) : "";
