@@ -13,6 +13,7 @@
 #include "sim/collective_compare.hpp"
 #include "models/logical_graph.hpp"
 #include "sim/scenario.hpp"
+#include "sim/schedule_command.hpp"
 #include "sim/simulation.hpp"
 
 #include <CLI/CLI.hpp>
@@ -127,6 +128,23 @@ int run_cli(int argc, char** argv) {
       ->capture_default_str();
   coll->add_flag("--csv", c_csv, "print CSV instead of a table (rows that did not run are left out)");
 
+  auto* sched = app.add_subcommand("schedule", "print every rank's point-to-point steps of one collective call as JSON");
+  ddlsim::sim::ScheduleRequest s_request;
+  std::string s_bytes, s_params = "{}", s_granularity = "stepwise", s_bandwidth, s_latency;
+  int s_servers = 0;
+  sched->add_option("--algorithm,-a", s_request.algorithm, "collective algorithm (ddlsim list)")->required();
+  sched->add_option("--workers,-n", s_request.workers, "number of workers N")->required();
+  auto* s_servers_opt = sched->add_option("--servers", s_servers,
+                                          "parameter servers S (ranks N..N+S-1); default 1 for ps-like algorithms, else 0");
+  sched->add_option("--bytes,-m", s_bytes, "size M as the algorithm counts it: 1MiB, 64KiB, or a bare number of bytes")
+      ->required();
+  sched->add_option("--params", s_params, "the algorithm's parameters as JSON, e.g. '{\"segments\": 2}'")
+      ->capture_default_str();
+  sched->add_option("--granularity", s_granularity, "stepwise (every step) or pipelined (merged phases)")
+      ->capture_default_str();
+  sched->add_option("--bandwidth,-b", s_bandwidth, "with --latency: a network for auto to pick by; adds analytic_time_s");
+  sched->add_option("--latency,-l", s_latency, "with --bandwidth: the path latency");
+
   try {
     app.parse(static_cast<int>(ours.size()), ours.data());
   } catch (const CLI::ParseError& e) {
@@ -139,6 +157,24 @@ int run_cli(int argc, char** argv) {
     list_registry<ddlsim::models::SyncModel>("sync models");
     list_registry<ddlsim::models::Collective>("collectives");
     list_registry<ddlsim::models::Compressor>("compressors");
+    return 0;
+  }
+
+  if (sched->parsed()) {
+    namespace units = ddlsim::units;
+    s_request.bytes = units::cli_bytes(s_bytes, "--bytes");
+    if (s_servers_opt->count() > 0) s_request.servers = s_servers;
+    try {
+      s_request.params = ddlsim::json::parse(s_params);
+    } catch (const ddlsim::json::parse_error& e) {
+      throw ddlsim::ConfigError("--params", fmt::format("malformed JSON: {}", e.what()));
+    }
+    if (s_granularity != "stepwise" && s_granularity != "pipelined")
+      throw ddlsim::ConfigError("--granularity", fmt::format("expected stepwise or pipelined, got \"{}\"", s_granularity));
+    s_request.pipelined = s_granularity == "pipelined";
+    if (!s_bandwidth.empty()) s_request.bandwidth_Bps = units::cli_bandwidth_Bps(s_bandwidth, "--bandwidth");
+    if (!s_latency.empty()) s_request.latency_s = units::cli_time_s(s_latency, "--latency");
+    fmt::print("{}\n", ddlsim::sim::schedule_document(s_request).dump());
     return 0;
   }
 
