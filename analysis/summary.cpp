@@ -316,6 +316,11 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["compressor"] = sc.training.compressor.name;
   j["fidelity"] = sim::to_string(sc.network.fidelity);
   j["network_model"] = sim::to_string(sc.network.model);
+  if (sc.network.model == sim::NetworkModel::CALIBRATED) {
+    j["latency_factor"] = sc.network.latency_factor;
+    j["bandwidth_factor"] = sc.network.bandwidth_factor;
+  }
+  if (!sc.network.calibration_file.empty()) j["calibration"] = sc.network.calibration_file;
   j["collective_granularity"] =
       sc.network.fidelity == sim::Fidelity::ANALYTIC ? "closed_form" : sim::to_string(sc.network.granularity);
   j["collective_call_cost_s"] = sc.network.collective_call_s;

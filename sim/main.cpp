@@ -10,6 +10,7 @@
 #include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
 #include "models/units.hpp"
+#include "sim/calibrate_command.hpp"
 #include "sim/collective_compare.hpp"
 #include "models/logical_graph.hpp"
 #include "sim/scenario.hpp"
@@ -145,6 +146,8 @@ int run_cli(int argc, char** argv) {
   sched->add_option("--bandwidth,-b", s_bandwidth, "with --latency: a network for auto to pick by; adds analytic_time_s");
   sched->add_option("--latency,-l", s_latency, "with --bandwidth: the path latency");
 
+  const ddlsim::sim::CalibrateCommand calibrate(app);
+
   try {
     app.parse(static_cast<int>(ours.size()), ours.data());
   } catch (const CLI::ParseError& e) {
@@ -159,6 +162,8 @@ int run_cli(int argc, char** argv) {
     list_registry<ddlsim::models::Compressor>("compressors");
     return 0;
   }
+
+  if (calibrate.parsed()) return calibrate.run(std::vector<std::string>(ours.begin(), ours.end()));
 
   if (sched->parsed()) {
     namespace units = ddlsim::units;

@@ -246,38 +246,44 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
   }
 
   {  // network
-    ObjectReader n = root.object("network");
-    std::string fidelity = n.choice("fidelity", {"analytic", "flow", "packet"}, "flow");
-    if (fidelity == "packet")
-      throw ConfigError("/network/fidelity",
-                        "\"packet\" (SimGrid's ns-3 binding) is not supported yet: ns-3 needs every host on a "
-                        "one-hop link of a routed zone, which the platform emitter does not build; valid values here "
-                        "are: analytic, flow");
-    s.network.fidelity = fidelity == "analytic" ? Fidelity::ANALYTIC : Fidelity::FLOW;
-    std::string model = n.choice("model", {"ideal", "tcp", "calibrated"}, "ideal");
-    s.network.model = model == "ideal" ? NetworkModel::IDEAL : model == "tcp" ? NetworkModel::TCP : NetworkModel::CALIBRATED;
-    s.network.granularity =
-        n.choice("collective_granularity", {"stepwise", "pipelined"}, "stepwise") == "stepwise" ? Granularity::STEPWISE
-                                                                                                : Granularity::PIPELINED;
-    if (const json* traces = n.find("link_traces")) s.network.link_traces = read_link_traces(*traces, n.path_of("link_traces"), s.platform.graph);
-    if (s.network.model == NetworkModel::CALIBRATED) {
-      s.network.latency_factor = n.number("latency_factor", 1.0, 1e-9, 1e9);
-      s.network.bandwidth_factor = n.number("bandwidth_factor", 1.0, 1e-9, 1e9);
-    } else {
-      for (const char* key : {"latency_factor", "bandwidth_factor"})
-        if (n.raw().contains(key))
-          throw ConfigError(n.path_of(key), fmt::format("only valid with \"model\": \"calibrated\", not \"{}\"", model));
+    const CalibratedNetwork calibration = apply_calibration(root.find("network"), base_dir);
+    s.network.calibration_file = calibration.file;
+    try {
+      ObjectReader n(calibration.network, "/network");
+      std::string fidelity = n.choice("fidelity", {"analytic", "flow", "packet"}, "flow");
+      if (fidelity == "packet")
+        throw ConfigError("/network/fidelity",
+                          "\"packet\" (SimGrid's ns-3 binding) is not supported yet: ns-3 needs every host on a "
+                          "one-hop link of a routed zone, which the platform emitter does not build; valid values here "
+                          "are: analytic, flow");
+      s.network.fidelity = fidelity == "analytic" ? Fidelity::ANALYTIC : Fidelity::FLOW;
+      std::string model = n.choice("model", {"ideal", "tcp", "calibrated"}, "ideal");
+      s.network.model = model == "ideal" ? NetworkModel::IDEAL : model == "tcp" ? NetworkModel::TCP : NetworkModel::CALIBRATED;
+      s.network.granularity =
+          n.choice("collective_granularity", {"stepwise", "pipelined"}, "stepwise") == "stepwise" ? Granularity::STEPWISE
+                                                                                                  : Granularity::PIPELINED;
+      if (const json* traces = n.find("link_traces")) s.network.link_traces = read_link_traces(*traces, n.path_of("link_traces"), s.platform.graph);
+      if (s.network.model == NetworkModel::CALIBRATED) {
+        s.network.latency_factor = n.number("latency_factor", 1.0, 1e-9, 1e9);
+        s.network.bandwidth_factor = n.number("bandwidth_factor", 1.0, 1e-9, 1e9);
+      } else {
+        for (const char* key : {"latency_factor", "bandwidth_factor"})
+          if (n.raw().contains(key))
+            throw ConfigError(n.path_of(key), fmt::format("only valid with \"model\": \"calibrated\", not \"{}\"", model));
+      }
+      std::optional<double> preset_call_s;
+      if (const json* sw = n.find("software")) {
+        auto software = models::read_software(*sw, n.path_of("software"));
+        preset_call_s = software.call_cost_s;
+        s.network.software = std::make_shared<const models::SoftwareCost>(std::move(software));
+      }
+      s.network.collective_call_s = n.time_s("collective_call_cost", preset_call_s.value_or(10e-6));
+      if (s.network.collective_call_s > MAX_CALL_COST_S)
+        throw ConfigError(n.path_of("collective_call_cost"), call_cost_range_message(s.network.collective_call_s));
+      n.finish();
+    } catch (const ConfigError& e) {
+      throw calibration_error(e, calibration);
     }
-    std::optional<double> preset_call_s;
-    if (const json* sw = n.find("software")) {
-      auto software = models::read_software(*sw, n.path_of("software"));
-      preset_call_s = software.call_cost_s;
-      s.network.software = std::make_shared<const models::SoftwareCost>(std::move(software));
-    }
-    s.network.collective_call_s = n.time_s("collective_call_cost", preset_call_s.value_or(10e-6));
-    if (s.network.collective_call_s > MAX_CALL_COST_S)
-      throw ConfigError(n.path_of("collective_call_cost"), call_cost_range_message(s.network.collective_call_s));
-    n.finish();
   }
 
   {  // workload

@@ -23,6 +23,7 @@
 #include <random>
 #include <utility>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ struct NetworkSpec {
   double latency_factor = 1.0;    // calibrated model only
   double bandwidth_factor = 1.0;  // calibrated model only
   double collective_call_s = 10e-6;  // fixed launch/handshake cost of every collective call
+  std::string calibration_file;      // network.calibration, resolved; empty without one
   /// The communication library's software costs (network.software); null: ideal.
   std::shared_ptr<const models::SoftwareCost> software;
   std::vector<LinkTrace> link_traces;
@@ -199,6 +201,16 @@ void check_bucketing(const Scenario& s);
 
 /// A file named in a scenario: relative to the scenario's folder when it exists there, else as given.
 std::string resolve_beside(const std::string& file, const std::string& base_dir);
+/// network.calibration (sim/scenario_calibration.cpp): the scenario's network object with the
+/// calibration snippet's settings merged in (unchanged without one), the file, and the merged keys.
+struct CalibratedNetwork {
+  json network;
+  std::string file;
+  std::set<std::string> keys;
+};
+CalibratedNetwork apply_calibration(const json* network, const std::string& base_dir);
+/// An error in a merged value, re-addressed to /network/calibration with the path inside the file.
+ConfigError calibration_error(const ConfigError& e, const CalibratedNetwork& calibration);
 
 /// Reads "compute_scale" and "framework_overhead_s" of the workload section and scales the
 /// profile's compute times and the overhead (sim/scenario_compute.cpp).

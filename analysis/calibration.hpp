@@ -1,0 +1,98 @@
+// ddlsim: `ddlsim calibrate` -- fitting the network and software parameters to measured
+// collective timings (docs/validation.md, "Calibration").
+//
+// Every measured row (analysis/measurements.hpp) is predicted by its algorithm's closed form on the
+// reference star (models/collective.hpp) with alpha = the row's one-way latency x latency_factor,
+// beta = 1 / (the row's rate x bandwidth_factor) and the software costs of a base preset
+// (models/software_cost.hpp) whose per-step overhead o (split evenly into send and receive) and
+// segment behaviour are free, plus a fixed cost c per collective call:
+//
+//   predicted = c + closed_form(N, S, M; alpha x lf, beta / bf, software(o, segments))
+//
+// The fit minimises the sum of squared relative errors (predicted / measured - 1)^2 over the rows
+// not held out. Every closed form is a sum of steps and o is paid once per step, so the prediction
+// is linear in (o, c): for each candidate segment behaviour and each (lf, bf) those two are solved
+// exactly (non-negative least squares in two unknowns); (ln lf, ln bf) are searched by Nelder-Mead
+// from fixed starts; the candidate with the least error wins (the base preset's own on ties).
+// Deterministic: the same file and options give the same bytes.
+#pragma once
+
+#include "analysis/measurements.hpp"
+#include "models/software_cost.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ddlsim::analysis {
+
+/// The parameters `--fit` may name.
+const std::vector<std::string>& calibration_parameters();  // latency_factor, bandwidth_factor, overhead, call_cost, segments
+
+struct CalibrationOptions {
+  /// The software preset the fit starts from (and whose protocol efficiency it keeps); empty: gloo
+  /// when every row's backend is gloo (or unknown), nccl_simple when it is nccl.
+  std::string base_software;
+  std::set<std::string> fit{"latency_factor", "bandwidth_factor", "overhead", "call_cost", "segments"};
+  /// op -> the ddlsim collective that models the library's own (algorithm "library").
+  std::map<std::string, std::string> library{{"allreduce", "ring"},
+                                             {"allgather", "ring_allgather"},
+                                             {"broadcast", "binomial_broadcast"},
+                                             {"reduce_scatter", "ring_reduce_scatter"}};
+  /// For rows whose file gives no rate / latency (nccl-tests, torchrun runs).
+  std::optional<double> bandwidth_Bps;
+  std::optional<double> latency_s;
+  /// Held-out rows: "COLUMN=V1,V2" (op, algorithm, ranks, servers, bytes, backend, bandwidth_bps,
+  /// latency_s, source; units allowed for bytes, rates and times) or "every=K" (every K-th row).
+  /// A row matching any spec is held out.
+  std::vector<std::string> holdout;
+};
+
+/// One model's predictions scored against the measurements.
+struct ErrorStats {
+  int rows = 0;
+  double median_abs = 0;  // of |predicted / measured - 1|
+  double max_abs = 0;
+  double mean = 0;        // signed: > 0 too slow (pessimistic), < 0 too fast
+  int too_fast = 0, too_slow = 0;
+};
+
+struct CalibratedRow {
+  Measurement row;
+  std::string collective;  // the ddlsim algorithm that predicts it
+  bool held_out = false;
+  double ideal_s = 0;      // alpha-beta with the default call cost (what an uncalibrated scenario predicts)
+  double base_s = 0;       // the base software preset, uncalibrated
+  double predicted_s = 0;  // calibrated
+};
+
+struct CalibrationResult {
+  double latency_factor = 1;
+  double bandwidth_factor = 1;
+  models::SoftwareCost software;  // the fitted software (call_cost_s set)
+  std::string base_preset;
+  std::string measurement_format;
+  std::vector<CalibratedRow> rows;
+  std::vector<std::string> notes;  // what could not be fitted, and why
+  std::set<std::string> fitted;    // the parameters actually fitted
+  std::vector<std::string> holdout;
+};
+
+/// Throws ConfigError (path "FILE:LINE" for a row, or the option's name) on bad input.
+CalibrationResult calibrate(const MeasurementFile& file, const std::string& file_name, const CalibrationOptions& options);
+
+ErrorStats error_stats(const std::vector<double>& errors);
+
+/// The snippet a scenario loads with "network": {"calibration": FILE}:
+///   {"format": "ddlsim-calibration", "version": 1, "network": {model, latency_factor, bandwidth_factor,
+///    software, collective_call_cost}, "fit": {the report: inputs, errors per model and per op}}.
+nlohmann::json calibration_snippet(const CalibrationResult& result, const std::string& file_name,
+                                   const std::string& command);
+
+/// The human-readable report: the fit, the errors of each model on the fitted and held-out rows, the
+/// residuals per (op, algorithm), and with `rows` every row.
+std::string format_calibration(const CalibrationResult& result, const std::string& file_name, bool rows);
+
+}  // namespace ddlsim::analysis

@@ -1,0 +1,30 @@
+// ddlsim: `ddlsim calibrate MEASUREMENTS`, the command-line face of analysis/calibration.hpp:
+// reads measured collective timings (the project's CSV or nccl-tests output), fits the network
+// and software parameters, prints the fit and its errors, and with --out writes the snippet a
+// scenario loads as "network": {"calibration": FILE} (docs/validation.md, "Calibration").
+#pragma once
+
+#include "analysis/calibration.hpp"
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace ddlsim::sim {
+
+class CalibrateCommand {
+ public:
+  /// Adds the subcommand and its options to `app`.
+  explicit CalibrateCommand(CLI::App& app);
+  [[nodiscard]] bool parsed() const { return command_->parsed(); }
+  /// Runs it; `argv` (the whole command line) is recorded in the snippet. Throws ConfigError on bad input.
+  int run(const std::vector<std::string>& argv) const;
+
+ private:
+  CLI::App* command_ = nullptr;
+  std::string file_, op_, software_, bandwidth_, latency_, out_;
+  std::vector<std::string> fit_, holdout_, library_;
+  bool rows_ = false;
+};
+
+}  // namespace ddlsim::sim
