@@ -213,8 +213,7 @@ std::vector<double> nelder_mead(const std::function<double(const std::vector<dou
 
 bool same(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)); }
 
-std::function<bool(const Measurement&, std::size_t)> holdout_rule(const std::string& spec) {
-  const std::string path = "--holdout";
+std::function<bool(const Measurement&, std::size_t)> row_rule(const std::string& spec, const std::string& path) {
   const auto eq = spec.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
     throw ConfigError(path, fmt::format("expected COLUMN=VALUE[,VALUE...] or every=K, got \"{}\"", spec));
@@ -224,7 +223,7 @@ std::function<bool(const Measurement&, std::size_t)> holdout_rule(const std::str
   for (std::string v; std::getline(in, v, ',');)
     if (!v.empty()) values.push_back(v);
   if (values.empty()) throw ConfigError(path, fmt::format("no value after \"{}=\"", column));
-  if (column == "every") {
+  if (column == "every" && path == "--holdout") {
     const double k = units::cli_bytes(values[0], path);  // a bare count
     if (values.size() != 1 || k < 2 || k != std::floor(k) || k > 1e9)
       throw ConfigError(path, fmt::format("every=K needs one integer K >= 2, got \"{}\"", spec.substr(eq + 1)));
@@ -266,8 +265,8 @@ std::function<bool(const Measurement&, std::size_t)> holdout_rule(const std::str
     return numeric([](const Measurement& m) { return m.bandwidth_Bps ? *m.bandwidth_Bps * 8 : -1; },
                    bare_or([](const std::string& v, const std::string& p) { return units::cli_bandwidth_Bps(v, p) * 8; }));
   throw ConfigError(path, fmt::format("unknown column \"{}\"; valid are: op, algorithm, ranks, servers, bytes, backend, "
-                                      "bandwidth_bps, latency_s, source, every",
-                                      column));
+                                      "bandwidth_bps, latency_s, source{}",
+                                      column, path == "--holdout" ? ", every" : ""));
 }
 
 // ---- preparing rows ----
@@ -368,16 +367,25 @@ CalibrationResult calibrate(const MeasurementFile& file, const std::string& file
   result.measurement_format = file.format;
   result.base_preset = pick_base(file, options);
   result.holdout = options.holdout;
+  result.select = options.select;
+  result.rows_in_file = static_cast<int>(file.rows.size());
   const SoftwareCost base = *models::software_preset(result.base_preset);
 
-  std::vector<std::function<bool(const Measurement&, std::size_t)>> rules;
-  for (const auto& spec : options.holdout) rules.push_back(holdout_rule(spec));
+  std::vector<std::function<bool(const Measurement&, std::size_t)>> rules, selects;
+  for (const auto& spec : options.holdout) rules.push_back(row_rule(spec, "--holdout"));
+  for (const auto& spec : options.select) selects.push_back(row_rule(spec, "--select"));
+  std::vector<Measurement> selected;
+  for (std::size_t i = 0; i < file.rows.size(); ++i)
+    if (std::all_of(selects.begin(), selects.end(), [&](const auto& r) { return r(file.rows[i], i); }))
+      selected.push_back(file.rows[i]);
+  if (selected.empty())
+    throw ConfigError("--select", fmt::format("no row of {} matches {}", file_name, fmt::join(options.select, " and ")));
   std::map<std::string, std::shared_ptr<const models::Collective>> cache;
   std::vector<Prepared> all, train;
   std::set<double> latencies, bandwidths;
-  for (std::size_t i = 0; i < file.rows.size(); ++i) {
+  for (std::size_t i = 0; i < selected.size(); ++i) {
     CalibratedRow row;
-    row.row = file.rows[i];
+    row.row = selected[i];
     all.push_back(prepare(row.row, file_name, options, cache, row.collective));
     row.held_out = std::any_of(rules.begin(), rules.end(), [&](const auto& r) { return r(row.row, i); });
     if (!row.held_out) {
@@ -567,6 +575,7 @@ json calibration_snippet(const CalibrationResult& r, const std::string& file_nam
            {"base_software", r.base_preset},
            {"fitted", fitted},
            {"holdout", r.holdout},
+           {"select", r.select},
            {"notes", r.notes},
            {"errors", errors},
            {"per_op", per_op},
@@ -578,8 +587,10 @@ std::string format_calibration(const CalibrationResult& r, const std::string& fi
   std::string out;
   int held = 0;
   for (const auto& row : r.rows) held += row.held_out ? 1 : 0;
-  out += fmt::format("calibration of {} ({}, {} rows: {} fitted, {} held out{})\n", file_name, r.measurement_format,
-                     r.rows.size(), static_cast<int>(r.rows.size()) - held, held,
+  out += fmt::format("calibration of {} ({}, {} rows{}: {} fitted, {} held out{})\n", file_name, r.measurement_format,
+                     r.rows.size(),
+                     r.select.empty() ? "" : fmt::format(" of {} selected by {}", r.rows_in_file, fmt::join(r.select, " and ")),
+                     static_cast<int>(r.rows.size()) - held, held,
                      r.holdout.empty() ? "" : fmt::format(" by {}", fmt::join(r.holdout, " or ")));
   const auto& sw = r.software;
   auto mark = [&r](const char* p) { return r.fitted.count(p) != 0 ? "fitted" : "fixed"; };

@@ -48,6 +48,10 @@ struct CalibrationOptions {
   /// latency_s, source; units allowed for bytes, rates and times) or "every=K" (every K-th row).
   /// A row matching any spec is held out.
   std::vector<std::string> holdout;
+  /// Only these rows are used at all: each spec as for holdout (except every=K), a row must match
+  /// every spec. Calibrate one algorithm at a time: a scenario runs one collective, and the
+  /// handshakes of real libraries cost each algorithm differently (docs/validation.md).
+  std::vector<std::string> select;
 };
 
 /// One model's predictions scored against the measurements.
@@ -78,6 +82,8 @@ struct CalibrationResult {
   std::vector<std::string> notes;  // what could not be fitted, and why
   std::set<std::string> fitted;    // the parameters actually fitted
   std::vector<std::string> holdout;
+  std::vector<std::string> select;
+  int rows_in_file = 0;
 };
 
 /// Throws ConfigError (path "FILE:LINE" for a row, or the option's name) on bad input.

@@ -26,6 +26,11 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                        "repeatable (a row matching any is held out)")
       ->expected(1)
       ->take_all();
+  command_->add_option("--select", select_,
+                       "use only the rows matching COLUMN=V1,V2 (columns as for --holdout); repeatable (a row must "
+                       "match every one); calibrate one algorithm at a time: --select algorithm=ring")
+      ->expected(1)
+      ->take_all();
   command_->add_option("--fit", fit_,
                        "the parameters to fit (default: all): latency_factor, bandwidth_factor, overhead, call_cost, "
                        "segments")
@@ -51,6 +56,7 @@ int CalibrateCommand::run(const std::vector<std::string>& argv) const {
   options.base_software = software_;
   if (!fit_.empty()) options.fit = std::set<std::string>(fit_.begin(), fit_.end());
   options.holdout = holdout_;
+  options.select = select_;
   if (!bandwidth_.empty()) options.bandwidth_Bps = units::cli_bandwidth_Bps(bandwidth_, "--bandwidth");
   if (!latency_.empty()) options.latency_s = units::cli_time_s(latency_, "--latency");
   for (const auto& pair : library_) {

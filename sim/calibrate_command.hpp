@@ -23,7 +23,7 @@ class CalibrateCommand {
  private:
   CLI::App* command_ = nullptr;
   std::string file_, op_, software_, bandwidth_, latency_, out_;
-  std::vector<std::string> fit_, holdout_, library_;
+  std::vector<std::string> fit_, holdout_, select_, library_;
   bool rows_ = false;
 };
 

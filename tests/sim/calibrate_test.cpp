@@ -104,6 +104,17 @@ TEST_CASE("calibrate --holdout: rows at the other rate are predicted, not fitted
   CHECK(snippet["fit"]["errors"]["calibrated"]["held_out"]["max_abs_error"].get<double>() < 1e-6);
   // alpha-beta is too fast on every row (it lacks the overhead, the call cost and lf > 1).
   CHECK(snippet["fit"]["errors"]["ideal"]["fit"]["too_fast"].get<int>() == 12);
+  // --select keeps only the matching rows (a row must match every spec).
+  options.holdout = {};
+  options.select = {"ranks=2,3", "bytes=64KiB"};
+  const auto sel = fit(tmp.file("m.csv"), options);
+  CHECK(sel.rows.size() == 8);  // 2 rates x 2 latencies x N in {2, 3}
+  CHECK(sel.rows_in_file == 24);
+  for (const auto& row : sel.rows) CHECK((row.row.ranks <= 3 && row.row.bytes == 65536));
+  options.select = {"algorithm=tree"};
+  const std::string no_row = "--select: no row of " + tmp.file("m.csv") + " matches algorithm=tree";
+  CHECK_THROWS_WITH_AS(fit(tmp.file("m.csv"), options), no_row.c_str(), ddlsim::ConfigError);
+  options.select = {};
   // every=K holds out every K-th row.
   options.holdout = {"every=4"};
   const auto e = fit(tmp.file("m.csv"), options);
