@@ -525,21 +525,11 @@ std::string stats_cells(const ErrorStats& s) {
 }  // namespace
 
 json calibration_snippet(const CalibrationResult& r, const std::string& file_name, const std::string& command) {
-  const char* rendezvous[] = {"none", "message", "segment"};
-  const auto& sw = r.software;
-  json software{{"preset", sw.preset},
-                {"send_overhead", sw.send_overhead_s},
-                {"recv_overhead", sw.recv_overhead_s},
-                {"protocol_efficiency", sw.protocol_efficiency},
-                {"rendezvous", rendezvous[static_cast<int>(sw.rendezvous)]},
-                {"eager_limit", sw.eager_limit_bytes},
-                {"segment_bytes", sw.segment_bytes},
-                {"segments_in_flight", sw.segments_in_flight}};
   json network{{"model", "calibrated"},
                {"latency_factor", r.latency_factor},
                {"bandwidth_factor", r.bandwidth_factor},
-               {"software", software},
-               {"collective_call_cost", sw.call_cost_s.value_or(0)}};
+               {"software", models::to_scenario_json(r.software)},
+               {"collective_call_cost", r.software.call_cost_s.value_or(0)}};
   json errors = json::object();
   const char* keys[] = {"ideal", "base", "calibrated"};
   for (int which = 0; which < 3; ++which) {

@@ -108,6 +108,17 @@ nlohmann::json to_json(const SoftwareCost& c) {
           {"segments_in_flight", c.segments_in_flight}};
 }
 
+nlohmann::json to_scenario_json(const SoftwareCost& c) {
+  nlohmann::json j = to_json(c);
+  for (const char* key : {"send_overhead", "recv_overhead"}) {
+    j[key] = j[std::string(key) + "_s"];
+    j.erase(std::string(key) + "_s");
+  }
+  j["eager_limit"] = j["eager_limit_bytes"];
+  j.erase("eager_limit_bytes");
+  return j;
+}
+
 SoftwareCost read_software(const nlohmann::json& value, const std::string& path) {
   if (value.is_string()) return named(value.get<std::string>(), path);
   ObjectReader r(value, path);

@@ -89,5 +89,8 @@ struct SoftwareCost {
 [[nodiscard]] SoftwareCost read_software(const nlohmann::json& value, const std::string& path);
 /// Every field, in the units of its name (summary.json's `software`).
 [[nodiscard]] nlohmann::json to_json(const SoftwareCost& software);
+/// The network.software object that read_software reads back to the same values (times in seconds,
+/// sizes in bytes, without call_cost: a scenario's collective_call_cost carries it).
+[[nodiscard]] nlohmann::json to_scenario_json(const SoftwareCost& software);
 
 }  // namespace ddlsim::models

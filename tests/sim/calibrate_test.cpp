@@ -46,14 +46,20 @@ ddlsim::analysis::CalibrationResult fit(const std::string& file, ddlsim::analysi
   return ddlsim::analysis::calibrate(ddlsim::analysis::read_measurements(file), file, options);
 }
 
+/// Fitting-from-scratch options: the ideal base preset, these rows held out.
+ddlsim::analysis::CalibrationOptions ideal_base(std::vector<std::string> holdout = {}) {
+  ddlsim::analysis::CalibrationOptions options;
+  options.base_software = "ideal";
+  options.holdout = std::move(holdout);
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("calibrate recovers the factors, the overhead and the call cost that generated the rows") {
   TempDir tmp;
   const Truth truth;
-  ddlsim::analysis::CalibrationOptions options;
-  options.base_software = "ideal";
-  const auto r = fit(tmp.write("m.csv", ring_csv(truth, 1, 1.0)), options);
+  const auto r = fit(tmp.write("m.csv", ring_csv(truth, 1, 1.0)), ideal_base());
   CHECK(r.latency_factor == doctest::Approx(truth.lf).epsilon(1e-5));
   CHECK(r.bandwidth_factor == doctest::Approx(truth.bf).epsilon(1e-5));
   CHECK(r.software.send_overhead_s + r.software.recv_overhead_s == doctest::Approx(truth.o_s).epsilon(1e-3));
@@ -88,9 +94,7 @@ TEST_CASE("calibrate with gloo's segments: the handshake's second latency and th
 TEST_CASE("calibrate --holdout: rows at the other rate are predicted, not fitted") {
   TempDir tmp;
   const Truth truth;
-  ddlsim::analysis::CalibrationOptions options;
-  options.base_software = "ideal";
-  options.holdout = {"bandwidth_bps=200Mbps"};
+  auto options = ideal_base({"bandwidth_bps=200Mbps"});
   const auto r = fit(tmp.write("m.csv", ring_csv(truth, 1, 1.0)), options);
   int held = 0;
   for (const auto& row : r.rows) {
@@ -124,10 +128,7 @@ TEST_CASE("calibrate --holdout: rows at the other rate are predicted, not fitted
 TEST_CASE("calibrate with one latency: the latency factor is not fitted, and a note says why") {
   TempDir tmp;
   const Truth truth;
-  ddlsim::analysis::CalibrationOptions options;
-  options.base_software = "ideal";
-  options.holdout = {"latency_s=5ms"};
-  const auto r = fit(tmp.write("m.csv", ring_csv(truth, 1, 1.0)), options);
+  const auto r = fit(tmp.write("m.csv", ring_csv(truth, 1, 1.0)), ideal_base({"latency_s=5ms"}));
   CHECK(r.latency_factor == 1);
   CHECK(r.fitted.count("latency_factor") == 0);
   REQUIRE(r.notes.size() == 1);

@@ -3,6 +3,7 @@
 // window's rate cap, the step's overheads and handshake slept after its transfers) equals the
 // closed form (a sum of AlphaBeta::step_s), for every preset, both granularities and with the
 // calibrated model's factors; and the numbers follow from the model's formulas by hand.
+#include "models/software_cost.hpp"
 #include "tests/sim/cli.hpp"
 
 #include <doctest/doctest.h>
@@ -168,5 +169,16 @@ TEST_CASE("software in a run: bsp iterations cost the software closed form at bo
     CHECK(summary["software"]["segment_bytes"].get<double>() == 250e3);
     CHECK(summary["software"]["applies_to"] == "collectives");
     CHECK(summary["collective_call_cost_s"].get<double>() == doctest::Approx(100e-6));
+  }
+}
+
+TEST_CASE("software: to_scenario_json is read back to the same values, for every preset") {
+  for (const char* name : {"ideal", "gloo", "mpi", "nccl_simple", "nccl_ll", "nccl_ll128"}) {
+    CAPTURE(name);
+    auto preset = *ddlsim::models::software_preset(name);
+    preset.send_overhead_s = 12.5e-6;  // a fitted value, not the preset's
+    preset.eager_limit_bytes = 4096;
+    const auto back = ddlsim::models::read_software(ddlsim::models::to_scenario_json(preset), "/network/software");
+    CHECK(ddlsim::models::to_json(back) == ddlsim::models::to_json(preset));
   }
 }
