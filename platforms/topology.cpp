@@ -198,7 +198,7 @@ void check_connected(const Topology& topo, const std::string& path) {
   auto fail = [&](Vertex unreached) {
     throw ConfigError(path,
                       fmt::format("topology is disconnected: {} \"{}\" cannot reach {} \"{}\"", role_word(g[source]),
-                                  g[source].name, role_word(g[unreached]), g[unreached].name));
+                                  excerpt(g[source].name), role_word(g[unreached]), excerpt(g[unreached].name)));
   };
   for (Vertex h : hosts)
     if (dist[h] < 0) fail(h);

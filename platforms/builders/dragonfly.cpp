@@ -101,7 +101,7 @@ DragonflyParams read_dragonfly(ObjectReader& params) {
                                   "joined pairwise, got {}",
                                   max_groups, p.groups));
   if (params.has("global_bandwidth")) p.global_bandwidth_Bps = params.bandwidth_Bps("global_bandwidth", 0);
-  if (params.has("global_latency")) p.global_latency_s = params.time_s("global_latency", 0);
+  if (params.has("global_latency")) p.global_latency_s = params.latency_s("global_latency", 0);
   return p;
 }
 
