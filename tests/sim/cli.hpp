@@ -1,6 +1,7 @@
 // Test helper: run the ddlsim binary in a child process and capture its output.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <doctest/doctest.h>
 #include <map>
@@ -61,6 +62,19 @@ inline CommandResult ddlsim(const std::string& args) {
   r.out = slurp(tmp.path() / "out");
   r.err = slurp(tmp.path() / "err");
   return r;
+}
+
+/// Runs `ddlsim <args>` expecting bad input: exit code 2, nothing on stdout, exactly one line on
+/// stderr, which is returned with every occurrence of `file` (if given) replaced by "FILE".
+inline std::string bad_input(const std::string& args, const std::string& file = "") {
+  auto r = ddlsim(args);
+  CHECK_MESSAGE(r.exit_code == 2, args.substr(0, 200));
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  std::string err = r.err;
+  if (!file.empty())
+    for (auto pos = err.find(file); pos != std::string::npos; pos = err.find(file)) err.replace(pos, file.size(), "FILE");
+  return err;
 }
 
 /// One row of `ddlsim collectives --csv`.
