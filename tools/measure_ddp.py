@@ -24,6 +24,10 @@ of iteration i-1 (or the start) to the latest end of iteration i. Under torchrun
 barrier and times its own iterations; an iteration's time is the longest rank's. Rows carry the
 median and the 90th percentile.
 
+One rank (--ranks 1) is allowed: DDP's whole iteration on a process group of one (the reducer, its
+bucket copies and a one-rank all-reduce, no network), which against the single-process profile of
+the same model and batch (tools/profile_torch.py) measures the framework's own compute.
+
 Launch modes are those of tools/measure_collectives.py: --lab (root; the tool sets up the lab for
 every --rate x --delay and tears it down at the end), --local (loopback, unshaped), or torchrun.
 
@@ -100,8 +104,6 @@ def parse_args(argv):
 
     def check_tool_arguments(args):
         args.ranks = lab_runs.parse_list(args.ranks, lab_runs.positive_int, "--ranks")
-        if min(args.ranks) < 2:
-            raise ToolError("--ranks: data parallelism needs at least 2 workers", 2)
 
         def cap(text):
             value = float(text)
