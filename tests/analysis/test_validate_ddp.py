@@ -200,5 +200,35 @@ class ValidateDdpTest(unittest.TestCase):
             self.assertTrue(lines[-1].startswith("validate_ddp.py: error: "), lines[-1])
 
 
+class AverageProfilesTest(unittest.TestCase):
+    def test_mean_of_times_and_refusals(self):
+        script = os.path.join(ROOT, "analysis", "average_profiles.py")
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = []
+            for i, factor in enumerate((1.0, 3.0)):
+                p = dict(PROFILE, optimizer_s=PROFILE["optimizer_s"] * factor,
+                         layers=[dict(l, forward_s=l["forward_s"] * factor) for l in PROFILE["layers"]])
+                paths.append(os.path.join(tmp, f"p{i}.json"))
+                with open(paths[-1], "w", encoding="utf-8") as f:
+                    json.dump(p, f)
+            out = os.path.join(tmp, "mean.json")
+            r = subprocess.run([sys.executable, script, out] + paths, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out, encoding="utf-8") as f:
+                mean = json.load(f)
+            self.assertAlmostEqual(mean["optimizer_s"], 2 * PROFILE["optimizer_s"])
+            self.assertAlmostEqual(mean["io_s"], PROFILE["io_s"])
+            for got, want in zip(mean["layers"], PROFILE["layers"]):
+                self.assertAlmostEqual(got["forward_s"], 2 * want["forward_s"])
+                self.assertAlmostEqual(got["backward_s"], want["backward_s"])
+                self.assertEqual(got["grad_bytes"], want["grad_bytes"])
+            other = os.path.join(tmp, "other.json")
+            with open(other, "w", encoding="utf-8") as f:
+                json.dump(dict(PROFILE, batch_size=8), f)
+            r = subprocess.run([sys.executable, script, out, paths[0], other], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("batch_size 8", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
