@@ -40,7 +40,6 @@ Standard library, plus matplotlib for --plot (Debian: python3-matplotlib).
 
 import argparse
 import json
-import math
 import os
 import shutil
 import statistics
