@@ -7,7 +7,7 @@ Every input must have the same model, batch_size and layers (names, parameters, 
 same order); the output keeps those and takes the arithmetic mean of every time: each layer's
 forward_s and backward_s, optimizer_s, io_s and unattributed_s (0 where an input has none). Its
 provenance names the inputs and repeats their provenance. Used for profiles measured by several
-processes at once (docs/validation.md, "Predicting DDP iterations"). Multi-batch profiles are refused.
+processes at once (docs/validation.md, "Results: DDP iterations"). Multi-batch profiles are refused.
 Exit 2 with one line on bad input. Standard library only.
 """
 
