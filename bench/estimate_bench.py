@@ -36,12 +36,16 @@ CASES = {
                                 "network.collective_granularity=pipelined"]),
     "tree_segments": (DEFAULT, ["training.collective.name=tree", "training.collective.params.segments=4096",
                                 "workload.iterations=2"]),
-    "parameter_servers": (DEFAULT, PS + ["platform.workers=128", "platform.parameter_servers=4",
+    "parameter_servers": (DEFAULT, PS + ["platform.workers=256", "platform.parameter_servers=4",
                                          "workload.iterations=2"]),
+    "asp": (DEFAULT, ['training={"sync": {"name": "asp"}}', "platform.workers=256", "platform.parameter_servers=4",
+                      "workload.iterations=2"]),
     "gossip": (DEFAULT, ['training={"sync": {"name": "gossip", "params": {"graph": "ring"}}}',
                          "platform.workers=256", "workload.iterations=20"]),
     "hosts": (DEFAULT, ANALYTIC + ["platform.workers=4000", "workload.iterations=1"]),
-    "links": (DEFAULT, ANALYTIC + ["platform.topology=full", "platform.workers=800", "workload.iterations=1"]),
+    "links": (DEFAULT, ANALYTIC + ["platform.topology=full", "platform.workers=600", "workload.iterations=1"]),
+    "timeline": (DEFAULT, ANALYTIC + ["workload.synthetic.layers=20000", "workload.iterations=3",
+                                      "output.timeline=true"]),
 }
 
 

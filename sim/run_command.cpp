@@ -5,6 +5,7 @@
 #include "analysis/run_outputs.hpp"
 #include "analysis/summary.hpp"
 #include "models/error.hpp"
+#include "models/units.hpp"
 #include "sim/progress.hpp"
 #include "sim/run_control.hpp"
 #include "sim/scenario.hpp"
@@ -38,7 +39,7 @@ nlohmann::json estimate_json(const WorkEstimate& e, const MachineLimits& limits)
                    {"output_bytes", e.output_bytes},
                    {"terms", terms},
                    {"limits", {{"memory_bytes", limits.memory_bytes}, {"disk_bytes", limits.disk_bytes},
-                               {"wall_s", MAX_WALL_S}}},
+                               {"wall_s", limits.wall_s}}},
                    {"refused", nullptr}};
   try {
     check_work(e, limits);
@@ -63,9 +64,14 @@ RunCommand::RunCommand(CLI::App& app) {
       "progress on stderr: auto (a bar on a terminal, else a line every 10 s once the run is long), bar, lines, none");
   command_->add_flag("--estimate", estimate_,
                      "print the work estimate as JSON (and whether it would be refused) instead of running");
+  command_->add_option("--max-time", max_time_,
+                       "refuse runs estimated to take longer than this wall time (default 3600s)");
+  command_->add_option("--max-memory", max_memory_,
+                       "refuse runs estimated to need more memory than this (default: what the machine has available): "
+                       "8GiB, 500MB, ...");
   command_->add_flag("--force", force_,
-                     "run even when the work estimate exceeds the memory available, the free disk space or one hour "
-                     "of wall time");
+                     "run even when the work estimate exceeds the memory available, the free disk space or the "
+                     "--max-time limit");
 }
 
 int RunCommand::run(const std::vector<std::string>& engine_args) const {
@@ -82,13 +88,22 @@ int RunCommand::run(const std::vector<std::string>& engine_args) const {
   options.sink = &outputs;
   options.progress = [&progress](int done, int, double simulated_s) { progress.update(done, simulated_s); };
   options.stop_requested = [] { return stop_signal() != 0; };
+  MachineLimits limits = machine_limits(dir.dir());
+  if (!max_time_.empty()) {
+    limits.wall_s = units::cli_time_s(max_time_, "--max-time");
+    limits.wall_given = true;
+  }
+  if (!max_memory_.empty()) {
+    limits.memory_bytes = units::cli_bytes(max_memory_, "--max-memory");
+    limits.memory_given = true;
+  }
   options.before_run = [&](const WorkPlan& plan) {
     const WorkEstimate estimate = estimate_work(plan);
     if (estimate_) {
-      fmt::print("{}\n", estimate_json(estimate, machine_limits(dir.dir())).dump(2));
+      fmt::print("{}\n", estimate_json(estimate, limits).dump(2));
       throw EstimateOnly{};
     }
-    if (!force_) check_work(estimate, machine_limits(dir.dir()));
+    if (!force_) check_work(estimate, limits);
     if (stop_signal() != 0) throw StoppedBeforeRun{};
     progress.start(estimate.wall_s, estimate.events);
   };

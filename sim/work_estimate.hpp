@@ -43,24 +43,30 @@ struct WorkEstimate {
   double wall_s = 0;           // setup + iterations x per iteration + writing the outputs
   double memory_bytes = 0;     // peak resident memory
   double output_bytes = 0;     // iterations.csv and timeline.json
+  double csv_bytes = 0;
+  double timeline_bytes = 0;
   std::vector<WorkTerm> terms;
 };
 
-/// The largest estimated wall time `ddlsim run` starts without --force (one hour).
+/// The largest estimated wall time `ddlsim run` starts without --force or --max-time (one hour).
 inline constexpr double MAX_WALL_S = 3600;
 
 WorkEstimate estimate_work(const WorkPlan& plan);
 
-/// What this machine offers the run: memory available (MemAvailable, or the cgroup's limit if
-/// lower) and the free space where the outputs go (-1 where it cannot be read).
+/// What the run may use: the memory available (MemAvailable, or the cgroup's limit if lower;
+/// or --max-memory), the free space where the outputs go (-1 where it cannot be read) and the
+/// wall time (MAX_WALL_S, or --max-time).
 struct MachineLimits {
   double memory_bytes = -1;
   double disk_bytes = -1;
+  double wall_s = MAX_WALL_S;
+  bool memory_given = false;  // --max-memory, not what the machine has
+  bool wall_given = false;    // --max-time
 };
 MachineLimits machine_limits(const std::string& output_dir);
 
 /// Throws ConfigError, naming the JSON path whose value makes the run too big and giving the
-/// estimate, when `estimate` exceeds `limits` or MAX_WALL_S.
+/// estimate, when `estimate` exceeds `limits`.
 void check_work(const WorkEstimate& estimate, const MachineLimits& limits);
 
 /// "1.2 h", "35 s", "2 min".
