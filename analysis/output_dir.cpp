@@ -45,7 +45,9 @@ OutputDir::OutputDir(const std::string& dir, std::string option, const std::stri
   };
   std::error_code ec;
   const fs::path path = normalised(dir);
-  target_ = fs::absolute(path, ec).lexically_normal();
+  // Symbolic links resolved: a link to a directory has its directory's files replaced, not itself.
+  target_ = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) target_ = fs::absolute(path, ec).lexically_normal();
   if (target_.filename().empty() && target_ != target_.root_path()) target_ = target_.parent_path();
   const auto status = fs::status(path, ec);
   if (fs::exists(status)) {

@@ -6,11 +6,13 @@
 #include <csignal>
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <map>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -119,6 +121,17 @@ class Background {
   pid_t pid_ = -1;
   bool waited_ = false;
 };
+
+/// The staging folder a run into `out` writes its files in first (".NAME.ddlsim-PID" beside it,
+/// analysis/output_dir.hpp), if one exists.
+inline std::optional<std::filesystem::path> staging_folder(const std::filesystem::path& out) {
+  const std::string prefix = fmt::format(".{}", out.filename().string());
+  for (const auto& e : std::filesystem::directory_iterator(out.parent_path())) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(prefix) && name.substr(prefix.size()).starts_with(".ddlsim-")) return e.path();
+  }
+  return std::nullopt;
+}
 
 /// Polls `ready` every 10 ms for at most `seconds`; true once it holds.
 template <class Ready>

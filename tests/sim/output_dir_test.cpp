@@ -49,13 +49,6 @@ std::map<std::string, std::string> contents(const fs::path& dir) {
   return out;
 }
 
-/// The staging folder a run into `out` writes first (".NAME.ddlsim-PID" beside it), if any.
-std::optional<fs::path> staging_beside(const fs::path& out) {
-  for (const auto& e : fs::directory_iterator(out.parent_path()))
-    if (e.path().filename().string().starts_with(fmt::format(".{}.ddlsim-", out.filename().string()))) return e.path();
-  return std::nullopt;
-}
-
 }  // namespace
 
 TEST_CASE("run refuses an output directory that is a file, below a file, a device or the scenario itself") {
@@ -95,7 +88,7 @@ TEST_CASE("a killed run leaves the previous outputs whole, and the next run repl
   {
     ddlsim::test::Background run({"run", longer, "--out", out, "--quiet", "--force"});
     REQUIRE(ddlsim::test::poll_until([&] {
-      const auto staging = staging_beside(out);
+      const auto staging = ddlsim::test::staging_folder(out);
       std::error_code ec;
       return staging && fs::file_size(*staging / "iterations.csv", ec) > 1000;
     }));
@@ -103,7 +96,7 @@ TEST_CASE("a killed run leaves the previous outputs whole, and the next run repl
     CHECK(run.wait().exit_code == 128 + SIGKILL);
   }
   CHECK(contents(out) == old);  // every file as it was
-  const auto left = staging_beside(out);
+  const auto left = ddlsim::test::staging_folder(out);
   REQUIRE(left);  // only a process killed outright leaves its staging folder
   fs::remove_all(*left);
 
@@ -112,7 +105,7 @@ TEST_CASE("a killed run leaves the previous outputs whole, and the next run repl
   REQUIRE(ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet --set output.timeline=false", three, out)).exit_code == 0);
   CHECK(listing(out) == std::vector<std::string>{"iterations.csv", "links.csv", "summary.json"});
   CHECK(json::parse(ddlsim::test::slurp(fs::path(out) / "summary.json"))["iterations_completed"] == 3);
-  CHECK_FALSE(staging_beside(out));
+  CHECK_FALSE(ddlsim::test::staging_folder(out));
   CHECK(listing(tmp.path()) == std::vector<std::string>{"long.json", "out", "three.json", "two.json"});
 }
 
@@ -127,7 +120,7 @@ TEST_CASE("a directory holding other files keeps them: only the outputs are repl
               .exit_code == 0);
   CHECK(listing(out) == std::vector<std::string>{"links.csv", "notes.txt", "summary.json"});
   CHECK(ddlsim::test::slurp(fs::path(out) / "notes.txt") == "mine\n");
-  CHECK_FALSE(staging_beside(out));
+  CHECK_FALSE(ddlsim::test::staging_folder(out));
 }
 
 TEST_CASE("output.iterations_csv false writes no iterations.csv, and the summary is the same") {
@@ -139,4 +132,17 @@ TEST_CASE("output.iterations_csv false writes no iterations.csv, and the summary
               .exit_code == 0);
   CHECK_FALSE(fs::exists(tmp.path() / "b" / "iterations.csv"));
   CHECK(ddlsim::test::slurp(tmp.path() / "a" / "summary.json") == ddlsim::test::slurp(tmp.path() / "b" / "summary.json"));
+}
+
+TEST_CASE("an output directory given as a symbolic link keeps the link: its directory gets the files") {
+  TempDir tmp;
+  const std::string scenario = tmp.write("s.json", small(2).dump());
+  fs::create_directory(tmp.path() / "real");
+  fs::create_directory_symlink("real", tmp.path() / "latest");
+  for (int run = 0; run < 2; ++run)  // into an empty directory, then over the previous outputs
+    REQUIRE(ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", scenario, tmp.file("latest"))).exit_code == 0);
+  CHECK(fs::is_symlink(tmp.path() / "latest"));
+  CHECK(listing(tmp.path() / "real") ==
+        std::vector<std::string>{"iterations.csv", "links.csv", "summary.json", "timeline.json"});
+  CHECK(listing(tmp.path()) == std::vector<std::string>{"latest", "real", "s.json"});
 }

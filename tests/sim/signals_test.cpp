@@ -1,7 +1,8 @@
 // SIGINT and SIGTERM: `ddlsim run` stops after the current iteration, writes the outputs of the
 // iterations every worker completed, marks summary.json incomplete and exits 128 + the signal;
 // a second signal exits at once; the other commands exit at once. Each run is started in the
-// background and signalled once it has streamed iteration rows (polled, not slept for).
+// background and signalled once it has streamed iteration rows (polled, not slept for); a
+// `collectives` run shows nothing while it works, so that test waits 0.3 s.
 #include "tests/sim/cli.hpp"
 
 #include <doctest/doctest.h>
@@ -25,13 +26,6 @@ json long_run(int layers, int iterations) {
                {{"synthetic", {{"layers", layers}, {"forward_s", "1ms"}, {"backward_s", "1ms"}, {"grad_bytes", "1MB"}}},
                 {"iterations", iterations}}},
               {"training", {{"sync", {{"name", "bsp"}}}, {"collective", {{"name", "ring"}}}}}};
-}
-
-/// The run's staging folder beside `out` (".out.ddlsim-PID"), if it exists yet.
-std::optional<fs::path> staging(const fs::path& out) {
-  for (const auto& e : fs::directory_iterator(out.parent_path()))
-    if (e.path().filename().string().starts_with(fmt::format(".{}.ddlsim-", out.filename().string()))) return e.path();
-  return std::nullopt;
 }
 
 /// Iteration rows per worker in iterations.csv, and the iterations each covers (0..K-1 expected).
@@ -58,7 +52,7 @@ void interrupt(int sig, const std::string& name) {
   ddlsim::test::Background run({"run", scenario, "--out", out.string(), "--quiet", "--force"});
   // iterations.csv is streamed into the staging folder: rows there are completed iterations.
   REQUIRE(ddlsim::test::poll_until([&] {
-    const auto dir = staging(out);
+    const auto dir = ddlsim::test::staging_folder(out);
     std::error_code ec;
     return dir && fs::file_size(*dir / "iterations.csv", ec) > 1000;
   }));
@@ -83,7 +77,7 @@ void interrupt(int sig, const std::string& name) {
   }
   CHECK(json::accept(ddlsim::test::slurp(out / "timeline.json")));
   CHECK(fs::exists(out / "links.csv"));
-  CHECK_FALSE(staging(out));
+  CHECK_FALSE(ddlsim::test::staging_folder(out));
   CHECK(r.err.find(fmt::format("ddlsim: stopped by {} after {} of 1000000 iterations", name, k)) != std::string::npos);
 }
 
@@ -105,7 +99,7 @@ TEST_CASE("a second signal exits at once and writes nothing") {
   const fs::path out = tmp.path() / "out";
   ddlsim::test::Background run({"run", scenario, "--out", out.string(), "--quiet", "--force"});
   // The timeline is streamed from the first compute on: the staging folder shows the run started.
-  REQUIRE(ddlsim::test::poll_until([&] { return staging(out).has_value(); }));
+  REQUIRE(ddlsim::test::poll_until([&] { return ddlsim::test::staging_folder(out).has_value(); }));
   run.signal(SIGINT);
   REQUIRE(ddlsim::test::poll_until([&] { return run.err().find("stopping after the current iteration") != std::string::npos; }));
   run.signal(SIGINT);
