@@ -7,12 +7,10 @@ namespace ddlsim::analysis {
 std::optional<EventTotals> event_totals(const sim::Scenario& sc, const sim::SimulationResult& result) {
   if (sc.training.sync_model->events_unit().empty()) return std::nullopt;
   EventTotals t;
-  for (const auto& w : result.workers)
-    for (const auto& it : w.iterations)
-      if (it.events_sent >= 0) {
-        t.sent += it.events_sent;
-        t.possible += it.events_possible;
-      }
+  for (const auto& w : result.totals.workers) {
+    t.sent += w.events_sent;
+    t.possible += w.events_possible;
+  }
   return t;
 }
 

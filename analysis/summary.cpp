@@ -9,49 +9,23 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fmt/format.h>
-#include <fstream>
 #include <limits>
-#include <stdexcept>
 
 namespace ddlsim::analysis {
 namespace {
 
-template <class T>
-double quantile(std::vector<T> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  // Linear interpolation between closest ranks (numpy's default).
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const auto hi = std::min(lo + 1, v.size() - 1);
-  return static_cast<double>(v[lo]) + static_cast<double>(v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-void write_file_atomically(const std::filesystem::path& file, const std::string& content) {
-  auto tmp = file;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error(fmt::format("cannot write \"{}\"", tmp.string()));
-    out << content;
-    if (!out.flush()) throw std::runtime_error(fmt::format("cannot write \"{}\"", tmp.string()));
-  }
-  std::filesystem::rename(tmp, file);
-}
-
-Summary::Distribution distribution(const std::vector<std::int64_t>& values) {
+Summary::Distribution distribution(const sim::Histogram& values) {
   Summary::Distribution d;
-  d.count = values.size();
-  if (values.empty()) return d;
+  d.count = static_cast<std::size_t>(values.total);
+  if (values.total == 0) return d;
   double sum = 0;
-  for (auto v : values) {
-    sum += static_cast<double>(v);
-    ++d.histogram[v];
+  for (const auto& [v, n] : values.counts) {
+    sum += static_cast<double>(v) * static_cast<double>(n);
+    d.histogram[v] = static_cast<std::size_t>(n);
   }
-  d.mean = sum / static_cast<double>(values.size());
-  d.p95 = quantile(values, 0.95);
+  d.mean = sum / static_cast<double>(values.total);
+  d.p95 = values.quantile(0.95);
   d.max = static_cast<double>(d.histogram.rbegin()->first);
   return d;
 }
@@ -69,11 +43,12 @@ nlohmann::json compression_json(const sim::Scenario& sc, const sim::SimulationRe
   const auto& adaptive = sc.training.adaptive;
   double dense = 0, wire = 0, encode = 0, decode = 0;
   for (double bytes : result.bucket_bytes) dense += bytes;
-  const std::size_t runs = adaptive.enabled ? result.iteration_compression.size() : 1;
-  for (std::size_t i = 0; i < runs; ++i) {
-    const int v = adaptive.enabled ? result.iteration_compression[i].variant : -1;
+  // Under adaptive compression, each iteration ran one candidate: the mean over the iterations.
+  const auto& runs = result.totals.iterations_per_variant;
+  const double iterations = adaptive.enabled ? result.totals.iterations : 1;
+  for (const auto& [v, count] : adaptive.enabled ? runs : std::map<int, int>{{-1, 1}}) {
     const auto& c = v < 0 ? comp : *adaptive.candidates.at(static_cast<std::size_t>(v));
-    for (double bytes : result.bucket_bytes) wire += c.encode(bytes).wire_bytes / static_cast<double>(runs);
+    for (double bytes : result.bucket_bytes) wire += c.encode(bytes).wire_bytes * count / iterations;
   }
   for (std::size_t b = 0; b < result.compression.size(); ++b) {  // the static compressor (unused when adaptive)
     encode += result.compression[b].encode_s;
@@ -81,11 +56,10 @@ nlohmann::json compression_json(const sim::Scenario& sc, const sim::SimulationRe
   }
   if (adaptive.enabled) {  // measured: every iteration's encode and decode, split by the cost terms' shares
     double codec = 0, count = 0;
-    for (const auto& w : result.workers)
-      for (const auto& it : w.iterations) {
-        codec += it.codec_s;
-        ++count;
-      }
+    for (const auto& w : result.totals.workers) {
+      codec += w.codec_s;
+      count += static_cast<double>(w.iterations);
+    }
     const double share = encode + decode > 0 ? encode / (encode + decode) : 1.0;
     encode = count > 0 ? share * codec / count : 0;
     decode = count > 0 ? (1 - share) * codec / count : 0;
@@ -131,14 +105,9 @@ nlohmann::json adaptive_json(const sim::Scenario& sc, const sim::SimulationResul
          {"chosen_ratio", e.chosen >= 0 ? nlohmann::json(a.settings.candidates[static_cast<std::size_t>(e.chosen)])
                                         : nlohmann::json(nullptr)}});
   }
-  int explored = 0;
-  std::map<int, int> per_variant;
-  for (const auto& r : result.iteration_compression) {
-    explored += r.exploring ? 1 : 0;
-    ++per_variant[r.variant];
-  }
+  const int explored = result.totals.exploring;
   nlohmann::json per_ratio = nlohmann::json::array();
-  for (const auto& [v, n] : per_variant)
+  for (const auto& [v, n] : result.totals.iterations_per_variant)
     if (v >= 0) per_ratio.push_back({{"ratio", a.settings.candidates[static_cast<std::size_t>(v)]}, {"iterations", n}});
   nlohmann::json network = nlohmann::json::array();  // the probe, where it changed
   for (std::size_t i = 0; i < result.probes.size(); ++i) {
@@ -167,105 +136,38 @@ std::string aggregation_name(const sim::Scenario& sc) {
   return sync.uses_servers() ? "parameter_server" : sync.uses_collective() ? "allreduce" : "gossip";
 }
 
-std::string iterations_csv(const sim::SimulationResult& result) {
-  std::string out =
-      "worker,iteration,start_s,end_s,duration_s,compute_s,exposed_comm_s,comm_busy_s,straggler_wait_s,"
-      "staleness_wait_s,encode_decode_s,cr,collective,exploring";
-  bool events = false;
-  for (const auto& w : result.workers)
-    for (const auto& r : w.iterations) events = events || r.events_sent >= 0;
-  out += events ? ",events_sent,events_saved\n" : "\n";
-  for (std::size_t w = 0; w < result.workers.size(); ++w) {
-    const auto& its = result.workers[w].iterations;
-    for (std::size_t i = 0; i < its.size(); ++i) {
-      const auto& r = its[i];
-      const auto c = i < result.iteration_compression.size() ? result.iteration_compression[i] : sim::IterationCompression{};
-      out += fmt::format("{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.6g},{},{}\n", w, i,
-                         r.start_s, r.end_s, r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s,
-                         r.straggler_wait_s, r.staleness_wait_s, r.codec_s, c.cr,
-                         c.collective.empty() ? "none" : c.collective, c.exploring ? 1 : 0);
-      if (events) {
-        out.pop_back();
-        out += r.events_sent >= 0 ? fmt::format(",{},{}\n", r.events_sent, r.events_possible - r.events_sent) : ",,\n";
-      }
-    }
-  }
-  return out;
-}
-
-std::string links_csv(const sim::SimulationResult& result) {
-  std::string out = "link,bandwidth_Bps,bytes,utilization\n";
-  for (const auto& l : result.links)
-    out += fmt::format("{},{:.6g},{:.6f},{:.6f}\n", l.name, l.bandwidth_Bps, l.bytes, l.utilization);
-  return out;
-}
-
-/// Chrome trace format ("Trace Event Format"): complete events in microseconds,
-/// one process per worker (threads: compute, communication) and per server.
-std::string timeline_json(const sim::Scenario& sc, const sim::SimulationResult& result) {
-  nlohmann::json events = nlohmann::json::array();
-  const int shown = std::min(sc.output.timeline_workers, sc.platform.workers);
-  auto meta = [&events](int pid, int tid, const char* what, const std::string& name) {
-    events.push_back({{"ph", "M"}, {"pid", pid}, {"tid", tid}, {"name", what}, {"args", {{"name", name}}}});
-  };
-  for (int w = 0; w < shown; ++w) {
-    meta(w, 0, "process_name", fmt::format("worker {}", w));
-    meta(w, 0, "thread_name", "compute");
-    meta(w, 1, "thread_name", "communication");
-    for (int k = 2; k <= sc.training.bucketing.max_inflight; ++k)  // concurrent bucket collectives
-      meta(w, k, "thread_name", fmt::format("communication {}", k));
-  }
-  if (sc.training.sync_model->uses_servers())
-    for (int s = 0; s < sc.platform.parameter_servers; ++s) {
-      meta(sc.platform.workers + s, 0, "process_name", fmt::format("parameter server {}", s));
-      meta(sc.platform.workers + s, 0, "thread_name", "update");
-    }
-  for (const auto& e : result.timeline)
-    events.push_back({{"ph", "X"},
-                      {"pid", e.pid},
-                      {"tid", e.tid},
-                      {"name", e.name},
-                      {"cat", e.category},
-                      {"ts", e.start_s * 1e6},
-                      {"dur", e.duration_s * 1e6}});
-  return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}}.dump() + "\n";
-}
-
 }  // namespace
 
 Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& result) {
   Summary s;
   s.workers = scenario.platform.workers;
-  s.iterations = scenario.workload.iterations;
-  std::vector<double> durations;
-  double compute = 0, exposed = 0, busy = 0, wait = 0, held = 0, bytes = result.bytes_sent_by_servers;
+  const auto& totals = result.totals;
+  s.iterations = totals.iterations;
+  double count = 0, total = 0, compute = 0, exposed = 0, busy = 0, wait = 0, held = 0;
+  double bytes = result.bytes_sent_by_servers;
   double messages = static_cast<double>(result.messages_sent_by_servers);
   // Samples one worker processes per iteration (crossbow: k learners x batch; SyncModel::worker_workload).
   const double batch = static_cast<double>(scenario.workload.worker.samples);
   double per_worker_rate = 0;  // sum over workers of iterations per second
   // A rate over zero time (a workload without compute or communication) has no value: NaN, "null" in JSON.
   constexpr double UNDEFINED = std::numeric_limits<double>::quiet_NaN();
+  for (const auto& w : totals.workers) {
+    count += static_cast<double>(w.iterations);
+    total += w.duration_s;
+    compute += w.compute_s;
+    exposed += w.exposed_comm_s;
+    busy += w.comm_busy_s;
+    wait += w.straggler_wait_s;
+    held += w.staleness_wait_s;
+    per_worker_rate += w.duration_s > 0 ? static_cast<double>(w.iterations) / w.duration_s : UNDEFINED;
+  }
   for (const auto& w : result.workers) {
-    double total = 0;
-    for (const auto& it : w.iterations) {
-      durations.push_back(it.end_s - it.start_s);
-      total += it.end_s - it.start_s;
-      compute += it.compute_s;
-      exposed += it.exposed_comm_s;
-      busy += it.comm_busy_s;
-      wait += it.straggler_wait_s;
-      held += it.staleness_wait_s;
-    }
-    per_worker_rate += total > 0 ? static_cast<double>(w.iterations.size()) / total : UNDEFINED;
     bytes += w.bytes_sent;
     messages += static_cast<double>(w.messages_sent);
   }
-  const double count = static_cast<double>(durations.size());
-  double total = 0;
-  for (double d : durations) total += d;
   s.iteration_time_s = count > 0 ? total / count : 0;
-  s.iteration_time_median_s = quantile(durations, 0.5);
-  s.iteration_time_p95_s = quantile(durations, 0.95);
+  s.iteration_time_median_s = totals.durations.quantile(0.5);
+  s.iteration_time_p95_s = totals.durations.quantile(0.95);
   s.compute_time_s = count > 0 ? compute / count : 0;
   s.exposed_comm_time_s = count > 0 ? exposed / count : 0;
   s.comm_time_s = count > 0 ? busy / count : 0;
@@ -286,8 +188,9 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   s.workers_alone_throughput = baseline.workers_alone_throughput > 0 ? baseline.workers_alone_throughput : UNDEFINED;
   s.scaling_efficiency = s.throughput_samples_per_s / s.workers_alone_throughput;
   s.speedup = s.workers * s.scaling_efficiency;
-  s.comm_bytes_per_iteration = bytes / s.iterations;
-  s.messages_per_iteration = messages / s.iterations;
+  // A stopped run also counts the traffic of the iterations it was in when it stopped.
+  s.comm_bytes_per_iteration = s.iterations > 0 ? bytes / s.iterations : 0;
+  s.messages_per_iteration = s.iterations > 0 ? messages / s.iterations : 0;
   s.makespan_s = result.makespan_s;
   s.staleness = distribution(result.staleness);
   s.neighbour_staleness = distribution(result.neighbour_staleness);
@@ -340,7 +243,8 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
     j["spectral_gap"] = s.spectral_gap ? nlohmann::json(*s.spectral_gap) : nlohmann::json(nullptr);
     j["spectral_gap_basis"] = s.spectral_gap_basis;
   }
-  j["iterations"] = s.iterations;
+  j["iterations"] = sc.workload.iterations;
+  j["iterations_completed"] = s.iterations;
   j["batch_size_per_worker"] = sc.workload.batch_size;
   j["samples_per_worker_iteration"] = sc.workload.worker.samples;
   j["batch_scaling"] = sc.workload.batch_scaled ? "linear" : "none";
@@ -388,17 +292,6 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   if (s.neighbour_staleness.count > 0) j["neighbour_staleness"] = to_json(s.neighbour_staleness, "iterations");
   if (auto events = events_json(sc, result); !events.is_null()) j["events"] = std::move(events);
   return j;
-}
-
-void write_outputs(const std::string& dir, const sim::Scenario& sc, const sim::SimulationResult& result,
-                   const Summary& summary) {
-  namespace fs = std::filesystem;
-  fs::create_directories(dir);
-  const fs::path d(dir);
-  write_file_atomically(d / "iterations.csv", iterations_csv(result));
-  write_file_atomically(d / "links.csv", links_csv(result));
-  if (sc.output.timeline) write_file_atomically(d / "timeline.json", timeline_json(sc, result));
-  write_file_atomically(d / "summary.json", to_json(sc, result, summary).dump(2) + "\n");
 }
 
 std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& result, const Summary& s) {

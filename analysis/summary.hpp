@@ -15,7 +15,7 @@ namespace ddlsim::analysis {
 
 struct Summary {
   int workers = 0;
-  int iterations = 0;
+  int iterations = 0;           // completed by every worker (fewer than the scenario's in a stopped run)
   double iteration_time_s = 0;  // mean over workers and iterations
   double iteration_time_median_s = 0;
   double iteration_time_p95_s = 0;
@@ -47,11 +47,6 @@ struct Summary {
 
 Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& result);
 nlohmann::json to_json(const sim::Scenario& scenario, const sim::SimulationResult& result, const Summary& summary);
-
-/// Writes summary.json, iterations.csv, links.csv and (if enabled) timeline.json
-/// into `dir`: each file is written under a temporary name and renamed.
-void write_outputs(const std::string& dir, const sim::Scenario& scenario, const sim::SimulationResult& result,
-                   const Summary& summary);
 
 /// The short table printed by `ddlsim run`.
 std::string format_table(const sim::Scenario& scenario, const sim::SimulationResult& result, const Summary& summary);

@@ -208,9 +208,12 @@ def run_point(point, ddlsim, scenario, overrides, record, force, timeout):
         if previous is None or previous == record:
             try:
                 with open(summary_path) as f:
-                    point.summary = json.load(f)
-                point.cached = True
-                return point
+                    summary = json.load(f)
+                # A run stopped by a signal wrote what it had completed ("complete": false): run it again.
+                if summary.get("complete", True) is not False:
+                    point.summary = summary
+                    point.cached = True
+                    return point
             except (OSError, json.JSONDecodeError):
                 pass  # unreadable: simulate again
     # A stale or forced point: remove what the earlier run left so nothing old is read back.

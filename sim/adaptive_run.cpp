@@ -2,6 +2,8 @@
 #include "sim/context.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
+#include <stdexcept>
 
 namespace ddlsim::sim::detail {
 
@@ -30,9 +32,8 @@ const models::AlphaBeta& Context::resolution_ab(int iteration, double t) {
 }
 
 void Context::note_collective(int iteration, const std::string& name) {
-  auto& rows = result.iteration_compression;
-  if (rows.size() <= static_cast<std::size_t>(iteration)) rows.resize(static_cast<std::size_t>(iteration) + 1);
-  auto& c = rows[static_cast<std::size_t>(iteration)].collective;
+  if (iteration < records.first) throw std::logic_error(fmt::format("iteration {} ran a collective after it completed", iteration));
+  auto& c = records.collectives[iteration];
   // Distinct names in the order the buckets first ran them.
   std::size_t from = 0;
   while (from <= c.size()) {

@@ -3,7 +3,8 @@
 // Internal to sim/: simulation.cpp builds a Context and starts the actors;
 // worker_runtime.cpp holds each worker's compute actor (the Runtime facade the
 // sync model runs against) and communication stream; servers.cpp the parameter
-// servers; records.cpp what is derived from the records after the run.
+// servers; records.cpp the open per-iteration records, completed once every worker has
+// ended an iteration, and what is derived from the records after the run.
 // SimGrid runs actors one at a time in one thread (contexts/nthreads=1), so the
 // plain containers here are safe.
 #pragma once
@@ -11,6 +12,7 @@
 #include "models/sync_model.hpp"
 #include "platforms/s4u_emitter.hpp"
 #include "sim/analytic_network.hpp"
+#include "sim/engine.hpp"
 #include "sim/schedule_executor.hpp"
 #include "sim/simulation.hpp"
 
@@ -71,6 +73,15 @@ struct AdaptiveRun {
   sg4::BarrierPtr barrier;                                      // all workers, at each choice
 };
 
+/// The per-iteration records still open (sim/records.cpp): each worker's, from the oldest
+/// iteration some worker has not ended yet.
+struct OpenRecords {
+  int first = 0;                                       // the oldest open iteration
+  std::vector<std::deque<IterationRecord>> by_worker;  // [rank][iteration - first]
+  std::deque<int> ended;                               // per open iteration: workers that have ended it
+  std::map<int, std::string> collectives;              // per open iteration: what its gradients ran (worker 0's calls)
+};
+
 /// Shared state of one simulation. SimGrid runs actors one at a time in one
 /// thread (contexts/nthreads=1), so plain containers are safe here.
 struct Context {
@@ -92,7 +103,10 @@ struct Context {
   std::unique_ptr<AdaptiveRun> adaptive;             // training.adaptive_compression
   std::map<int, models::AlphaBeta> iteration_ab;     // flow fidelity under link traces: "auto"'s network, by iteration
   std::vector<double> launch_wait_s;                 // per bucket: submit to launch (Horovod's cycle); empty: none
-  ProgressCallback progress;
+  const RunOptions* options = nullptr;
+  OpenRecords records;
+  double static_cr = 1;            // the fraction of gradient elements the scenario's compressor sends
+  std::vector<double> variant_cr;  // adaptive compression: the same per candidate
   SimulationResult result;
 
   [[nodiscard]] bool analytic() const { return scenario->network.fidelity == Fidelity::ANALYTIC; }
@@ -104,9 +118,15 @@ struct Context {
     return scenario->output.timeline && iteration < scenario->output.timeline_iterations &&
            (pid < scenario->output.timeline_workers || pid >= group.workers);
   }
-  void trace(int pid, int tid, std::string name, std::string category, double start, double duration) {
-    result.timeline.push_back(TraceEvent{pid, tid, std::move(name), std::move(category), start, duration});
-  }
+  void trace(int pid, int tid, std::string name, std::string category, double start, double duration);
+  /// Worker `rank` starts `iteration` (the next after its previous one): its new record.
+  IterationRecord& begin_record(int rank, int iteration);
+  /// Worker `rank`'s record of `iteration`, which must be open (not yet completed by every worker).
+  IterationRecord& record(int rank, int iteration);
+  /// Worker `rank` has ended `iteration`: completes every iteration all workers have now ended
+  /// (waits computed, totals, the sink or the result, progress), then stops the run by throwing
+  /// RunStopped (sim/engine.hpp) if RunOptions::stop_requested says so.
+  void end_record(int rank, int iteration);
   /// The alpha and beta "auto" picks with for a collective of `iteration` starting at `t`:
   /// under adaptive compression the network its decision probed; at analytic fidelity the
   /// network at `t`; at flow fidelity the network when the first worker started one of the
@@ -172,9 +192,8 @@ std::vector<AnalyticSpan> concurrent_spans(Context& ctx, const std::vector<Queue
 void run_server(Context& ctx, int server, const models::SyncModel& sync);
 /// A parameter server's side of collectives that use servers (e.g. "ps") (daemon).
 void collective_server(Context& ctx, int server);
-/// Per worker, iteration and bucket: the wait for the last peer's arrival; per iteration, the
-/// time its pulls were held by a staleness bound.
-void compute_straggler_wait(SimulationResult& result);
+/// After a run that was not stopped: every record must have been completed.
+void check_records_complete(const Context& ctx);
 /// Per-link bytes and utilisation from SimGrid's link-load plugin.
 void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform& platform);
 

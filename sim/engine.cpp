@@ -1,5 +1,6 @@
 #include "sim/engine.hpp"
 
+#include "sim/run_control.hpp"
 #include "sim/schedule_executor.hpp"
 
 #include "models/error.hpp"
@@ -94,6 +95,7 @@ EngineSession::EngineSession(const std::vector<std::string>& engine_args, const 
   for (auto& a : args_) argv_.push_back(a.data());
   int argc = static_cast<int>(argv_.size());
   engine_ = std::make_unique<sg4::Engine>(&argc, argv_.data());
+  reinstall_stop_handlers();  // the engine replaced SIGINT's handler with its own (exit 1)
   configure_network(*engine_, network);
   // An expert's --cfg= has the last word over the network model's settings (e.g. network/optim).
   for (const auto& arg : engine_args)

@@ -15,6 +15,10 @@
 
 namespace ddlsim::sim {
 
+/// Thrown by the actor that completes an iteration when the run is to stop there
+/// (RunOptions::stop_requested): guard() ends the run cleanly.
+struct RunStopped {};
+
 /// Creates the engine (SimGrid's own flags in `engine_args`, e.g. --cfg=... --log=...),
 /// silences SimGrid's configuration chatter unless --log says otherwise, and applies `network`.
 /// Also connects a deadlock detector: check deadlocked() after run().
@@ -32,10 +36,12 @@ class EngineSession {
   /// largest worker count that fits.
   [[nodiscard]] std::string reserve_actors(int workers, int per_worker, int fixed);
   [[nodiscard]] bool deadlocked() const { return *deadlock_; }
+  [[nodiscard]] bool stopped() const { return stopped_; }
 
   /// Wraps an actor body: an exception escaping it (SimGrid would abort the
   /// process) is kept, every actor is killed so run() returns, and
-  /// rethrow_if_failed() rethrows it after the run.
+  /// rethrow_if_failed() rethrows it after the run. RunStopped kills every
+  /// actor the same way, and stopped() says so.
   template <class F>
   auto guard(F body) {
     return [this, body = std::move(body)]() mutable {
@@ -43,6 +49,9 @@ class EngineSession {
         body();
       } catch (const simgrid::ForcefulKillException&) {
         throw;  // SimGrid's own unwinding of killed actors
+      } catch (const RunStopped&) {
+        stopped_ = true;
+        simgrid::s4u::Actor::kill_all();
       } catch (...) {
         if (!failure_) failure_ = std::current_exception();
         simgrid::s4u::Actor::kill_all();
@@ -59,6 +68,7 @@ class EngineSession {
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   std::shared_ptr<bool> deadlock_ = std::make_shared<bool>(false);
   std::exception_ptr failure_;
+  bool stopped_ = false;
 };
 
 }  // namespace ddlsim::sim

@@ -1,7 +1,8 @@
 // ddlsim: the command-line interface. Wiring only: parse options, load and
 // validate the scenario, run the simulation, write outputs.
 //
-// Exit codes: 0 success, 2 bad input (nothing written), 1 internal error.
+// Exit codes: 0 success, 2 bad input (nothing written), 1 internal error, 130 and 143 on
+// SIGINT and SIGTERM (sim/run_control.hpp).
 // SimGrid's own --cfg=... and --log=... flags pass through to the engine.
 #include "analysis/summary.hpp"
 #include "models/collective.hpp"
@@ -14,12 +15,12 @@
 #include "sim/collective_compare.hpp"
 #include "models/logical_graph.hpp"
 #include "sim/scenario.hpp"
+#include "sim/run_command.hpp"
+#include "sim/run_control.hpp"
 #include "sim/schedule_command.hpp"
 #include "sim/simulation.hpp"
 
 #include <CLI/CLI.hpp>
-#include <chrono>
-#include <unistd.h>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
@@ -50,18 +51,12 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", std::string("ddlsim ") + DDLSIM_VERSION);
   app.require_subcommand(1);
   app.footer("SimGrid flags (--cfg=name:value, --log=category.thres:level) are passed to the engine.\n"
-             "Exit codes: 0 success, 2 bad input, 1 internal error.");
+             "Exit codes: 0 success, 2 bad input, 1 internal error, 130 on SIGINT, 143 on SIGTERM.");
 
-  std::string scenario_file, out_dir, dot_file;
+  std::string scenario_file, dot_file;
   std::vector<std::string> overrides;
-  bool quiet = false;
 
-  auto* run = app.add_subcommand("run", "simulate a scenario; write summary.json, iterations.csv, links.csv, timeline.json");
-  run->add_option("scenario", scenario_file, "scenario JSON file")->required();
-  run->add_option("--set", overrides, "override a field before validation: PATH=VALUE (dotted or /json/pointer)")
-      ->expected(1)->take_all();
-  run->add_option("--out", out_dir, "output directory (default: the scenario's output.dir)");
-  run->add_flag("--quiet,-q", quiet, "do not print the results table");
+  const ddlsim::sim::RunCommand run(app);
 
   auto* validate = app.add_subcommand("validate", "check a scenario without simulating");
   validate->add_option("scenario", scenario_file, "scenario JSON file")->required();
@@ -164,6 +159,7 @@ int run_cli(int argc, char** argv) {
   }
 
   if (calibrate.parsed()) return calibrate.run(std::vector<std::string>(ours.begin(), ours.end()));
+  if (run.parsed()) return run.run(engine_args);
 
   if (sched->parsed()) {
     namespace units = ddlsim::units;
@@ -294,32 +290,14 @@ int run_cli(int argc, char** argv) {
     return 0;
   }
 
-  // run
-  const std::string dir = out_dir.empty() ? scenario.output.dir : out_dir;
-  // Progress on stderr for interactive runs: worker 0's iterations, at most twice a second.
-  ddlsim::sim::ProgressCallback progress;
-  if (!quiet && isatty(STDERR_FILENO) != 0)
-    progress = [last = std::chrono::steady_clock::now()](int done, int total, double sim_s) mutable {
-      const auto now = std::chrono::steady_clock::now();
-      if (done < total && now - last < std::chrono::milliseconds(500)) return;
-      last = now;
-      fmt::print(stderr, "\rddlsim: iteration {}/{} (simulated {:.4g} s){}", done, total, sim_s, done == total ? "\n" : "");
-    };
-  const auto result = ddlsim::sim::simulate(scenario, engine_args, progress);
-  for (const auto& note : result.notes) fmt::print(stderr, "ddlsim: note: {}\n", note);
-  const auto summary = ddlsim::analysis::summarize(scenario, result);
-  ddlsim::analysis::write_outputs(dir, scenario, result, summary);
-  if (!quiet) {
-    fmt::print("{}", ddlsim::analysis::format_table(scenario, result, summary));
-    fmt::print("wrote {}/summary.json, iterations.csv, links.csv{}\n", dir,
-               scenario.output.timeline ? ", timeline.json" : "");
-  }
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGINT and SIGTERM exit at once with 128 + the signal; `run` stops cleanly instead.
+  ddlsim::sim::install_stop_handlers(ddlsim::sim::StopMode::EXIT);
   try {
     return run_cli(argc, argv);
   } catch (const ddlsim::ConfigError& e) {

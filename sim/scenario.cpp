@@ -320,6 +320,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     ObjectReader o = root.object("output");
     s.output.dir = o.string("dir", "out/" + s.name);
     if (s.output.dir.empty()) throw ConfigError("/output/dir", "expected a non-empty directory name");
+    s.output.iterations_csv = o.boolean("iterations_csv", true);
     s.output.timeline = o.boolean("timeline", true);
     s.output.timeline_workers = static_cast<int>(o.integer("timeline_workers", 8, 0, MAX_WORKERS));
     s.output.timeline_iterations = static_cast<int>(o.integer("timeline_iterations", 3, 0, 1'000'000));

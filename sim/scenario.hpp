@@ -160,6 +160,7 @@ struct TrainingSpec {
 
 struct OutputSpec {
   std::string dir;  // default "out/<name>"
+  bool iterations_csv = true;   // iterations.csv (streamed as the run goes)
   bool timeline = true;
   int timeline_workers = 8;     // ranks 0..k-1 appear in timeline.json
   int timeline_iterations = 3;  // iterations 0..k-1 appear in timeline.json

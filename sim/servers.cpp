@@ -56,10 +56,10 @@ class SimServerRuntime final : public models::ServerRuntime {
     ++ctx_.result.messages_sent_by_servers;
   }
 
-  void record_staleness(std::int64_t staleness) override { ctx_.result.staleness.push_back(staleness); }
+  void record_staleness(std::int64_t staleness) override { ctx_.result.staleness.add(staleness); }
 
   void record_held(const models::Push& push, double seconds) override {
-    auto& it = ctx_.result.workers.at(static_cast<std::size_t>(push.worker)).iterations.at(static_cast<std::size_t>(push.iteration));
+    auto& it = ctx_.record(push.worker, push.iteration);
     auto& held = it.held.at(static_cast<std::size_t>(push.bucket));
     held = std::max(held, seconds);  // servers hold a bucket's shards at once: the longest counts
   }

@@ -7,6 +7,7 @@
 #include "sim/context.hpp"
 #include "sim/engine.hpp"
 #include "sim/schedule_executor.hpp"
+#include "sim/work_estimate.hpp"
 
 #include <algorithm>
 #include <boost/graph/graph_traits.hpp>
@@ -128,7 +129,7 @@ models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topo) {
 }
 
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
-                          const ProgressCallback& progress) {
+                          const RunOptions& options) {
   EngineSession session(engine_args, scenario.network);
   const auto& sync = *scenario.training.sync_model;
   // Before building anything: refuse (or make room for) more actors than the process can hold.
@@ -145,7 +146,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
 
   detail::Context ctx;
   ctx.scenario = &scenario;
-  ctx.progress = progress;
+  ctx.options = &options;
   ctx.plan.profile = &scenario.workload.worker.profile;
   ctx.plan.iterations = scenario.workload.iterations;
   ctx.plan.overlap = scenario.training.bucketing.overlap;
@@ -158,11 +159,10 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   detail::plan_buckets(ctx);  // the bucketing policy's buckets (sim/concurrent_comm.cpp)
   ctx.plan.compression = compress_buckets(scenario, ctx.plan.buckets);
   ctx.result.compression = ctx.plan.compression;
-  std::vector<double> variant_cr;  // adaptive compression: per candidate, the fraction sent
   if (const auto& adaptive = scenario.training.adaptive; adaptive.enabled) {
     for (const auto& comp : adaptive.candidates) {
       ctx.plan.compression_variants.push_back(compress_buckets(scenario, *comp, ctx.plan.buckets));
-      variant_cr.push_back(kept_fraction(*comp, ctx.plan.buckets));
+      ctx.variant_cr.push_back(kept_fraction(*comp, ctx.plan.buckets));
     }
     ctx.adaptive = std::make_unique<detail::AdaptiveRun>(
         models::AdaptiveController(adaptive.settings, *adaptive.gain, scenario.workload.worker.profile.iteration_compute_s()));
@@ -178,6 +178,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     for (std::size_t b = 0; b < ctx.plan.compression.size(); ++b) sent[b].bytes = ctx.plan.compression[b].comm_bytes;
     ctx.result.collective_choices = collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, sent);
   }
+  ctx.static_cr = ctx.plan.compression.empty() ? 1.0 : kept_fraction(*scenario.training.compressor_model, ctx.plan.buckets);
+  if (options.before_run) options.before_run(WorkPlan{scenario, ctx.plan, ctx.group, ctx.ab});
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
                                          link_traces(scenario.network, scenario.platform.graph.graph),
                                          scenario.platform.routing, scenario.seed);
@@ -191,6 +193,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.graph = scenario.training.graph;
   ctx.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
   ctx.result.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
+  ctx.records.by_worker.resize(static_cast<std::size_t>(scenario.platform.workers));
   ctx.result.alpha_s = ctx.ab.alpha_s;
   ctx.result.beta_s_per_byte = ctx.ab.beta_s_per_byte;
   ctx.result.analytic_local = ctx.ab.local;
@@ -227,28 +230,16 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   }
   session.engine().run();
   session.rethrow_if_failed();
-  if (session.deadlocked()) throw std::runtime_error("the simulation deadlocked (sends and receives do not match)");
-  ctx.result.makespan_s = sg4::Engine::get_clock();
-  // Per iteration: what fraction was sent, and whether adaptive compression was exploring.
-  auto& rows = ctx.result.iteration_compression;
-  rows.resize(static_cast<std::size_t>(ctx.plan.iterations));
-  const double static_cr = ctx.plan.compression.empty()
-                               ? 1.0
-                               : kept_fraction(*scenario.training.compressor_model, ctx.plan.buckets);
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    rows[i].cr = static_cr;
-    if (ctx.adaptive && i < ctx.adaptive->decisions.size()) {
-      rows[i].variant = ctx.adaptive->decisions[i].candidate;
-      rows[i].cr = variant_cr.at(static_cast<std::size_t>(rows[i].variant));
-      rows[i].exploring = ctx.adaptive->decisions[i].exploring;
-    }
-    if (rows[i].collective.empty()) rows[i].collective = "none";
+  ctx.result.stopped = session.stopped();
+  if (!ctx.result.stopped) {
+    if (session.deadlocked()) throw std::runtime_error("the simulation deadlocked (sends and receives do not match)");
+    detail::check_records_complete(ctx);
   }
+  ctx.result.makespan_s = sg4::Engine::get_clock();
   if (ctx.adaptive) {
     ctx.result.explorations = ctx.adaptive->controller.explorations();
     for (const auto& p : ctx.adaptive->probes) ctx.result.probes.push_back({p.alpha_s, p.beta_s_per_byte});
   }
-  detail::compute_straggler_wait(ctx.result);
   detail::collect_links(ctx.result, scenario.platform.graph, ctx.platform);
   return std::move(ctx.result);
 }

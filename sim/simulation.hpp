@@ -8,6 +8,7 @@
 #pragma once
 
 #include "sim/collective_group.hpp"
+#include "sim/iteration_records.hpp"
 #include "models/adaptive_compression.hpp"
 #include "sim/scenario.hpp"
 
@@ -19,42 +20,10 @@
 
 namespace ddlsim::sim {
 
-struct IterationRecord {
-  double start_s = 0;
-  double end_s = 0;
-  double compute_s = 0;          // compute time (after straggler factors)
-  double exposed_comm_s = 0;     // time blocked waiting for the communication stream
-  double comm_busy_s = 0;        // time the communication stream spent on this iteration's requests
-  double straggler_wait_s = 0;   // time this worker's collectives waited for the last peer to arrive
-  double staleness_wait_s = 0;   // time this worker's pulls were held by a staleness bound (ssp)
-  double codec_s = 0;            // of compute_s: encoding and decoding compressed buckets
-  std::int64_t events_sent = -1;     // event-driven sync models: messages sent (-1: not one)
-  std::int64_t events_possible = 0;  // ... and what the always-send baseline would have sent
-  std::vector<double> arrivals;  // per bucket: when the communication stream started it (internal)
-  std::vector<double> held;      // per bucket: the longest hold of its pulls over servers (internal)
-};
-
-struct IterationCompression {
-  int variant = -1;  // adaptive compression: the candidate (index); -1: the scenario's compressor
-  double cr = 1;
-  std::string collective;
-  bool exploring = false;
-};
-
 struct WorkerRecord {
-  std::vector<IterationRecord> iterations;
+  std::vector<IterationRecord> iterations;  // only when simulate() is given no RecordSink
   double bytes_sent = 0;
   std::int64_t messages_sent = 0;
-};
-
-/// One timeline event (Chrome trace "complete" event).
-struct TraceEvent {
-  int pid = 0;          // worker rank, or workers + server index
-  int tid = 0;          // 0 compute, 1 communication
-  std::string name;
-  std::string category; // io, forward, backward, optimizer, update, allreduce, push_pull
-  double start_s = 0;
-  double duration_s = 0;
 };
 
 struct LinkRecord {
@@ -68,11 +37,13 @@ struct SimulationResult {
   std::vector<WorkerRecord> workers;
   double bytes_sent_by_servers = 0;
   std::int64_t messages_sent_by_servers = 0;
-  std::vector<std::int64_t> staleness;  // one entry per applied gradient shard (asynchronous models)
-  std::vector<std::int64_t> neighbour_staleness;  // per neighbour model averaged in (asynchronous gossip), iterations
-  std::vector<TraceEvent> timeline;
+  IterationTotals totals;  // over the iterations every worker completed
+  Histogram staleness;     // per applied gradient shard (asynchronous models), in updates
+  Histogram neighbour_staleness;  // per neighbour model averaged in (asynchronous gossip), in iterations
+  std::vector<TraceEvent> timeline;  // only when simulate() is given no RecordSink
   std::vector<LinkRecord> links;
   double makespan_s = 0;
+  bool stopped = false;  // RunOptions::stop_requested stopped the run (totals: the iterations completed)
   double alpha_s = 0;          // the alpha the analytic mode used
   double beta_s_per_byte = 0;  // the beta the analytic mode used
   std::optional<models::LinkClass> analytic_local;  // the intra-node pair (hierarchical platforms)
@@ -83,20 +54,35 @@ struct SimulationResult {
   std::vector<models::BucketCompression> compression;        // per bucket, under a compressor
   /// Per iteration: the fraction of gradient elements sent (k/n; 1 dense), the gradient
   /// collective(s) it ran ("a+b" when buckets differ; "none" without one), and whether
-  /// adaptive compression was exploring.
+  /// adaptive compression was exploring. Only when simulate() is given no RecordSink.
   std::vector<IterationCompression> iteration_compression;
   /// Adaptive compression: its explorations and the network it probed (per iteration).
   std::vector<models::Exploration> explorations;
   std::vector<models::NetworkProbe> probes;
 };
 
-/// Called when worker 0 finishes an iteration: (iterations done, iterations, simulated seconds).
+/// Called when every worker has ended an iteration: (iterations done, iterations, simulated seconds).
 using ProgressCallback = std::function<void(int, int, double)>;
+
+struct WorkPlan;  // sim/work_estimate.hpp
+
+struct RunOptions {
+  ProgressCallback progress;
+  /// Receives every completed iteration's records and every timeline event as the run produces
+  /// them; they are then not kept in the result. Null: kept in SimulationResult::workers and
+  /// ::timeline (tests).
+  RecordSink* sink = nullptr;
+  /// Asked after each completed iteration: true stops the run there (a signal, sim/run_control.hpp).
+  std::function<bool()> stop_requested;
+  /// Called once the plan is made, before the platform is built and anything runs: may refuse the
+  /// run by throwing ConfigError (the work estimate, sim/work_estimate.hpp).
+  std::function<void(const WorkPlan&)> before_run;
+};
 
 /// Runs the scenario. `engine_args` are SimGrid flags (--cfg=..., --log=...).
 /// Throws std::runtime_error on a simulated deadlock.
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
-                          const ProgressCallback& progress = {});
+                          const RunOptions& options = {});
 
 /// Per bucket under the scenario's compressor: the bytes its collective carries (a gathering
 /// compressor's all-gather: every worker's wire bytes), encode and decode seconds (a gathered

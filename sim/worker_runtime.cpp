@@ -72,11 +72,11 @@ class SimRuntime final : public models::Runtime {
     flush();
     iteration_ = iteration;
     factor_ = ctx_.scenario->training.stragglers.factor(rank_, rng_);
-    IterationRecord rec;
+    IterationRecord& rec = ctx_.begin_record(rank_, iteration);
     rec.start_s = rec.end_s = sg4::Engine::get_clock();
     rec.arrivals.assign(ctx_.plan.buckets.size(), -1.0);
     if (uses_servers_) rec.held.assign(ctx_.plan.buckets.size(), 0.0);
-    record().iterations.push_back(std::move(rec));
+    current_ = &rec;
   }
 
   void iteration_end(int iteration) override {
@@ -86,7 +86,8 @@ class SimRuntime final : public models::Runtime {
     if (ctx_.adaptive)
       ctx_.adaptive->controller.report(iteration, current().end_s - current().start_s, current().codec_s,
                                        current().comm_busy_s);
-    if (rank_ == 0 && ctx_.progress) ctx_.progress(iteration + 1, ctx_.plan.iterations, current().end_s);
+    current_ = nullptr;  // completed (and gone) once every worker has ended it
+    ctx_.end_record(rank_, iteration);
   }
 
   models::CommHandle isend(int peer, double bytes, int tag, std::int64_t version) override {
@@ -118,7 +119,7 @@ class SimRuntime final : public models::Runtime {
     current().events_possible = possible;
   }
   void record_neighbour_staleness(std::int64_t iterations) override {
-    ctx_.result.neighbour_staleness.push_back(iterations);
+    ctx_.result.neighbour_staleness.add(iterations);
   }
   int compression_variant(int iteration) override {
     if (!ctx_.adaptive) return -1;
@@ -186,7 +187,7 @@ class SimRuntime final : public models::Runtime {
         end = spans[i].end_s;
       }
       last = std::max(last, end);
-      auto& it = rec.iterations.at(static_cast<std::size_t>(item.iteration));
+      auto& it = ctx_.record(rank_, item.iteration);
       it.arrivals.at(b) = own;
       it.comm_busy_s += spans.empty() ? end - own : spans[i].busy_s;
       // What this rank sends depends on its place in the (rotated) schedule.
@@ -211,7 +212,11 @@ class SimRuntime final : public models::Runtime {
     if (last > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(last);
   }
   WorkerRecord& record() { return ctx_.result.workers[static_cast<std::size_t>(rank_)]; }
-  IterationRecord& current() { return record().iterations.back(); }
+  IterationRecord& current() {
+    if (current_ == nullptr)
+      throw std::logic_error(fmt::format("worker {}: compute or communication recorded outside an iteration", rank_));
+    return *current_;
+  }
 
   Context& ctx_;
   int rank_;
@@ -219,6 +224,7 @@ class SimRuntime final : public models::Runtime {
   int iteration_ = 0;
   double factor_ = 1.0;
   double debt_ = 0;
+  IterationRecord* current_ = nullptr;  // the open record of the iteration in progress
   PointToPoint p2p_;
   bool uses_servers_ = ctx_.scenario->training.sync_model->uses_servers();  // pulls can be held (ssp)
 };
@@ -251,7 +257,7 @@ void comm_stream(Context& ctx, int rank, int slot) {
     if (item.submit_s > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(item.submit_s);
     const double t0 = sg4::Engine::get_clock();
     if (state.running++ == 0) state.busy_since = t0;
-    auto& iteration = rec.iterations.at(static_cast<std::size_t>(item.iteration));
+    auto& iteration = ctx.record(rank, item.iteration);
     if (req.kind == models::CommRequest::Kind::ALLREDUCE) {
       if (req.group.empty()) iteration.arrivals.at(static_cast<std::size_t>(req.bucket)) = t0;
       if (coll.uses_servers() && rank == 0)

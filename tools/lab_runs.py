@@ -19,6 +19,7 @@ Only the standard library is imported at module level; torch is imported by the 
 run inside a rank.
 """
 
+import argparse
 import csv
 import io
 import json
@@ -280,6 +281,60 @@ def lab_check():
     result = subprocess.run(["bash", os.path.join(NETLAB, "setup.sh"), "--check"], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     return result.returncode == 0, result.stdout.strip()
+
+
+# ---- the command line both tools share ----
+
+def add_common_arguments(ap, timeout_s, tool_arguments=None, after_out=None):
+    """Adds the options every measurement tool has, in their --help order: the launch mode (--lab or
+    --local, exclusive), then the tool's own options (`tool_arguments(ap)`), then --rate, --delay,
+    --backend, --out, any options `after_out(ap)` adds, --timeout (default `timeout_s` seconds per
+    process group) and the hidden --worker and --rank that the launcher passes to every rank."""
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--lab", action="store_true", help="run over the one-machine lab (root)")
+    mode.add_argument("--local", action="store_true", help="run on loopback, unshaped (tests)")
+    if tool_arguments is not None:
+        tool_arguments(ap)
+    ap.add_argument("--rate", default="100Mbps", help="lab: link rates per direction, comma-separated (default 100Mbps)")
+    ap.add_argument("--delay", default="1ms", help="lab: one-way delays, comma-separated (default 1ms)")
+    ap.add_argument("--backend", default="gloo", choices=["gloo", "nccl"], help="torch.distributed backend")
+    ap.add_argument("--out", required=False, help="CSV to append to (created with its header)")
+    if after_out is not None:
+        after_out(ap)
+    ap.add_argument("--timeout", type=float, default=timeout_s,
+                    help=f"seconds allowed per process group (default {timeout_s})")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--rank", type=int, help=argparse.SUPPRESS)
+
+
+def parse_common_arguments(ap, argv, check_tool_arguments=None):
+    """Parses argv with a parser built by add_common_arguments and checks the shared options.
+
+    A rank (--worker) gets its arguments unchecked. Otherwise: args.mode is "lab", "local" or
+    "torchrun" (neither flag: only under a launcher that sets RANK), --out is required, then
+    `check_tool_arguments(args)` checks the tool's own options, and last args.rates and args.delays
+    are the --rate and --delay lists as (text, bits/s) and (text, seconds) pairs. Every refusal is a
+    ToolError with status 2 naming the option."""
+    args = ap.parse_args(argv)
+    if args.worker:
+        return args
+    args.mode = "lab" if args.lab else "local" if args.local else "torchrun"
+    if args.mode == "torchrun" and not os.environ.get("RANK"):
+        raise ToolError("choose --lab (the one-machine lab), --local (loopback), or run under torchrun", 2)
+    if not args.out:
+        raise ToolError("--out is required", 2)
+    if check_tool_arguments is not None:
+        check_tool_arguments(args)
+    args.rates = parse_list(args.rate, lambda t: (t, parse_rate_bps(t)), "--rate")
+    args.delays = parse_list(args.delay, lambda t: (t, parse_delay_s(t)), "--delay")
+    return args
+
+
+def check_counts(checks):
+    """Refuses (ToolError, status 2) the first (option name, value, lowest allowed) whose value is lower."""
+    for name, value, low in checks:
+        if value < low:
+            raise ToolError(f"{name}: expected an integer >= {low}, got {value}", 2)
 
 
 # ---- launching ranks ----

@@ -403,57 +403,45 @@ def rows_from_results(args, specs, results, workers, servers, network, table):
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--lab", action="store_true", help="run over the one-machine lab (root)")
-    mode.add_argument("--local", action="store_true", help="run on loopback, unshaped (tests)")
-    ap.add_argument("--ops", default="allreduce", help=f"operations among {','.join(OPS)} (default allreduce)")
-    ap.add_argument("--algorithms", default="library,ring,tree,ps,direct",
-                    help="'library' and/or ddlsim collective names (default library,ring,tree,ps,direct)")
-    ap.add_argument("--ranks", default="2,3,4", help="worker counts (default 2,3,4)")
-    ap.add_argument("--servers", type=int, default=1, help="parameter servers for ps-like algorithms (default 1)")
-    ap.add_argument("--bytes", default="64KiB,256KiB,1MiB,4MiB", help="sizes M (default 64KiB,256KiB,1MiB,4MiB)")
-    ap.add_argument("--params", default="{}", help="per-algorithm ddlsim params, JSON: {\"ring\": {\"segments\": 2}}")
-    ap.add_argument("--repeat", type=int, default=10, help="timed repetitions (default 10)")
-    ap.add_argument("--warmup", type=int, default=2, help="warm-up repetitions (default 2)")
-    ap.add_argument("--rate", default="100Mbps", help="lab: link rates per direction, comma-separated (default 100Mbps)")
-    ap.add_argument("--delay", default="1ms", help="lab: one-way delays, comma-separated (default 1ms)")
-    ap.add_argument("--backend", default="gloo", choices=["gloo", "nccl"], help="torch.distributed backend")
-    ap.add_argument("--out", required=False, help="CSV to append to (created with its header)")
-    ap.add_argument("--ddlsim", help="the ddlsim binary (default build/ddlsim, then PATH)")
-    ap.add_argument("--timeout", type=float, default=1800, help="seconds allowed per process group (default 1800)")
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
-    ap.add_argument("--rank", type=int, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.worker:
-        return args
-    args.mode = "lab" if args.lab else "local" if args.local else "torchrun"
-    if args.mode == "torchrun" and not os.environ.get("RANK"):
-        raise ToolError("choose --lab (the one-machine lab), --local (loopback), or run under torchrun", 2)
-    if not args.out:
-        raise ToolError("--out is required", 2)
-    args.ops = lab_runs.parse_list(args.ops, str, "--ops")
-    for op in args.ops:
-        if op not in OPS:
-            raise ToolError(f"--ops: unknown operation {op!r}; valid: {', '.join(OPS)}", 2)
-    args.algorithms = lab_runs.parse_list(args.algorithms, str, "--algorithms")
-    args.ranks = lab_runs.parse_list(args.ranks, lab_runs.positive_int, "--ranks")
-    if min(args.ranks) < 2:
-        raise ToolError("--ranks: a collective needs at least 2 workers", 2)
-    args.bytes = lab_runs.parse_list(args.bytes, lab_runs.parse_bytes, "--bytes")
-    if min(args.bytes) < ELEMENT:
-        raise ToolError("--bytes: at least one float32 element (4 bytes)", 2)
-    for name, value, low in (("--repeat", args.repeat, 1), ("--warmup", args.warmup, 0), ("--servers", args.servers, 1)):
-        if value < low:
-            raise ToolError(f"{name}: expected an integer >= {low}, got {value}", 2)
-    try:
-        args.params = json.loads(args.params)
-    except json.JSONDecodeError as e:
-        raise ToolError(f"--params: malformed JSON: {e}", 2) from None
-    if not isinstance(args.params, dict):
-        raise ToolError("--params: expected a JSON object of algorithm name -> params", 2)
-    args.rates = lab_runs.parse_list(args.rate, lambda t: (t, lab_runs.parse_rate_bps(t)), "--rate")
-    args.delays = lab_runs.parse_list(args.delay, lambda t: (t, lab_runs.parse_delay_s(t)), "--delay")
-    return args
+
+    def tool_arguments(ap):
+        ap.add_argument("--ops", default="allreduce", help=f"operations among {','.join(OPS)} (default allreduce)")
+        ap.add_argument("--algorithms", default="library,ring,tree,ps,direct",
+                        help="'library' and/or ddlsim collective names (default library,ring,tree,ps,direct)")
+        ap.add_argument("--ranks", default="2,3,4", help="worker counts (default 2,3,4)")
+        ap.add_argument("--servers", type=int, default=1, help="parameter servers for ps-like algorithms (default 1)")
+        ap.add_argument("--bytes", default="64KiB,256KiB,1MiB,4MiB", help="sizes M (default 64KiB,256KiB,1MiB,4MiB)")
+        ap.add_argument("--params", default="{}",
+                        help="per-algorithm ddlsim params, JSON: {\"ring\": {\"segments\": 2}}")
+        ap.add_argument("--repeat", type=int, default=10, help="timed repetitions (default 10)")
+        ap.add_argument("--warmup", type=int, default=2, help="warm-up repetitions (default 2)")
+
+    def after_out(ap):
+        ap.add_argument("--ddlsim", help="the ddlsim binary (default build/ddlsim, then PATH)")
+
+    def check_tool_arguments(args):
+        args.ops = lab_runs.parse_list(args.ops, str, "--ops")
+        for op in args.ops:
+            if op not in OPS:
+                raise ToolError(f"--ops: unknown operation {op!r}; valid: {', '.join(OPS)}", 2)
+        args.algorithms = lab_runs.parse_list(args.algorithms, str, "--algorithms")
+        args.ranks = lab_runs.parse_list(args.ranks, lab_runs.positive_int, "--ranks")
+        if min(args.ranks) < 2:
+            raise ToolError("--ranks: a collective needs at least 2 workers", 2)
+        args.bytes = lab_runs.parse_list(args.bytes, lab_runs.parse_bytes, "--bytes")
+        if min(args.bytes) < ELEMENT:
+            raise ToolError("--bytes: at least one float32 element (4 bytes)", 2)
+        lab_runs.check_counts((("--repeat", args.repeat, 1), ("--warmup", args.warmup, 0),
+                               ("--servers", args.servers, 1)))
+        try:
+            args.params = json.loads(args.params)
+        except json.JSONDecodeError as e:
+            raise ToolError(f"--params: malformed JSON: {e}", 2) from None
+        if not isinstance(args.params, dict):
+            raise ToolError("--params: expected a JSON object of algorithm name -> params", 2)
+
+    lab_runs.add_common_arguments(ap, 1800, tool_arguments, after_out)
+    return lab_runs.parse_common_arguments(ap, argv, check_tool_arguments)
 
 
 def main(argv=None):

@@ -24,6 +24,10 @@ of iteration i-1 (or the start) to the latest end of iteration i. Under torchrun
 barrier and times its own iterations; an iteration's time is the longest rank's. Rows carry the
 median and the 90th percentile.
 
+One rank (--ranks 1) is allowed: DDP's whole iteration on a process group of one (the reducer, its
+bucket copies and a one-rank all-reduce, no network), which against the single-process profile of
+the same model and batch (tools/profile_torch.py) measures the framework's own compute.
+
 Launch modes are those of tools/measure_collectives.py: --lab (root; the tool sets up the lab for
 every --rate x --delay and tears it down at the end), --local (loopback, unshaped), or torchrun.
 
@@ -87,48 +91,31 @@ def iteration_times(ends_per_rank, start=None):
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--lab", action="store_true", help="run over the one-machine lab (root)")
-    mode.add_argument("--local", action="store_true", help="run on loopback, unshaped (tests)")
-    ap.add_argument("--model", default="mnist_cnn", help="model (tools/profile_torch.py names; default mnist_cnn)")
-    ap.add_argument("--ranks", default="2", help="worker counts, comma-separated (default 2)")
-    ap.add_argument("--batch-size", type=int, default=32, help="samples per rank and iteration (default 32)")
-    ap.add_argument("--bucket-cap-mb", default="25", help="DDP bucket caps in MB (MiB, as DDP), comma-separated (default 25)")
-    ap.add_argument("--no-overlap", action="store_true", help="all-reduce the buckets after the backward pass")
-    ap.add_argument("--iterations", type=int, default=10, help="timed iterations (default 10)")
-    ap.add_argument("--warmup", type=int, default=3, help="untimed iterations first (default 3)")
-    ap.add_argument("--rate", default="100Mbps", help="lab: link rates per direction, comma-separated (default 100Mbps)")
-    ap.add_argument("--delay", default="1ms", help="lab: one-way delays, comma-separated (default 1ms)")
-    ap.add_argument("--backend", default="gloo", choices=["gloo", "nccl"], help="torch.distributed backend")
-    ap.add_argument("--out", help="CSV to append to (created with its header)")
-    ap.add_argument("--timeout", type=float, default=3600, help="seconds allowed per process group (default 3600)")
-    ap.add_argument("--worker", help=argparse.SUPPRESS)
-    ap.add_argument("--rank", type=int, help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.worker:
-        return args
-    args.mode = "lab" if args.lab else "local" if args.local else "torchrun"
-    if args.mode == "torchrun" and not os.environ.get("RANK"):
-        raise ToolError("choose --lab (the one-machine lab), --local (loopback), or run under torchrun", 2)
-    if not args.out:
-        raise ToolError("--out is required", 2)
-    args.ranks = lab_runs.parse_list(args.ranks, lab_runs.positive_int, "--ranks")
-    if min(args.ranks) < 2:
-        raise ToolError("--ranks: data parallelism needs at least 2 workers", 2)
 
-    def cap(text):
-        value = float(text)
-        if value <= 0:
-            raise ValueError(f"expected a size in MB > 0, got {text!r}")
-        return value
-    args.bucket_caps = lab_runs.parse_list(args.bucket_cap_mb, cap, "--bucket-cap-mb")
-    for name, value, low in (("--batch-size", args.batch_size, 1), ("--iterations", args.iterations, 1),
-                             ("--warmup", args.warmup, 0)):
-        if value < low:
-            raise ToolError(f"{name}: expected an integer >= {low}, got {value}", 2)
-    args.rates = lab_runs.parse_list(args.rate, lambda t: (t, lab_runs.parse_rate_bps(t)), "--rate")
-    args.delays = lab_runs.parse_list(args.delay, lambda t: (t, lab_runs.parse_delay_s(t)), "--delay")
-    return args
+    def tool_arguments(ap):
+        ap.add_argument("--model", default="mnist_cnn", help="model (tools/profile_torch.py names; default mnist_cnn)")
+        ap.add_argument("--ranks", default="2", help="worker counts, comma-separated (default 2)")
+        ap.add_argument("--batch-size", type=int, default=32, help="samples per rank and iteration (default 32)")
+        ap.add_argument("--bucket-cap-mb", default="25",
+                        help="DDP bucket caps in MB (MiB, as DDP), comma-separated (default 25)")
+        ap.add_argument("--no-overlap", action="store_true", help="all-reduce the buckets after the backward pass")
+        ap.add_argument("--iterations", type=int, default=10, help="timed iterations (default 10)")
+        ap.add_argument("--warmup", type=int, default=3, help="untimed iterations first (default 3)")
+
+    def check_tool_arguments(args):
+        args.ranks = lab_runs.parse_list(args.ranks, lab_runs.positive_int, "--ranks")
+
+        def cap(text):
+            value = float(text)
+            if value <= 0:
+                raise ValueError(f"expected a size in MB > 0, got {text!r}")
+            return value
+        args.bucket_caps = lab_runs.parse_list(args.bucket_cap_mb, cap, "--bucket-cap-mb")
+        lab_runs.check_counts((("--batch-size", args.batch_size, 1), ("--iterations", args.iterations, 1),
+                               ("--warmup", args.warmup, 0)))
+
+    lab_runs.add_common_arguments(ap, 3600, tool_arguments)
+    return lab_runs.parse_common_arguments(ap, argv, check_tool_arguments)
 
 
 def job_for(args, ranks):

@@ -340,6 +340,19 @@ class LocalRuns(unittest.TestCase):
                 self.assertLessEqual(float(row["iteration_s_median"]), float(row["iteration_s_p90"]))
                 self.assertGreater(float(row["iteration_s_median"]), 0)
 
+    def test_ddp_one_rank(self):
+        """One rank: DDP's own compute on a process group of one (no network)."""
+        with tempfile.TemporaryDirectory() as folder:
+            out = os.path.join(folder, "d1.csv")
+            r = subprocess.run([PYTHON, os.path.join(ROOT, "tools", "measure_ddp.py"), "--local",
+                                "--model", "eventgrad_cnn", "--ranks", "1", "--batch-size", "4",
+                                "--iterations", "3", "--warmup", "1", "--out", out],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rows = lab_runs.read_table(out, md.HEADER)
+            self.assertEqual([(r["ranks"], r["iterations"]) for r in rows], [("1", "3")])
+            self.assertGreater(float(rows[0]["iteration_s_median"]), 0)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -3,16 +3,23 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <csignal>
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <map>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace ddlsim::test {
@@ -75,6 +82,79 @@ inline std::string bad_input(const std::string& args, const std::string& file = 
   if (!file.empty())
     for (auto pos = err.find(file); pos != std::string::npos; pos = err.find(file)) err.replace(pos, file.size(), "FILE");
   return err;
+}
+
+/// `ddlsim ARGS...` started in the background, without a shell (so signals reach it), its stdout
+/// and stderr in files: for the tests that interrupt a run. Killed (SIGKILL) if still running
+/// when destroyed.
+class Background {
+ public:
+  explicit Background(const std::vector<std::string>& args) {
+    std::vector<std::string> argv{DDLSIM_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const std::string out = tmp_.file("out"), err = tmp_.file("err");
+    pid_ = fork();
+    if (pid_ == 0) {
+      const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(o, 1);
+      dup2(e, 2);
+      std::vector<char*> c;
+      for (auto& a : argv) c.push_back(a.data());
+      c.push_back(nullptr);
+      execv(c[0], c.data());
+      _exit(127);
+    }
+  }
+  ~Background() {
+    if (pid_ > 0 && !waited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+  [[nodiscard]] pid_t pid() const { return pid_; }
+  void signal(int sig) const { kill(pid_, sig); }
+  /// What it has written on stderr so far.
+  [[nodiscard]] std::string err() const { return slurp(tmp_.path() / "err"); }
+  /// Waits for the process to exit: its exit code (128 + the signal if a signal ended it).
+  CommandResult wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    waited_ = true;
+    CommandResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+    r.out = slurp(tmp_.path() / "out");
+    r.err = slurp(tmp_.path() / "err");
+    return r;
+  }
+
+ private:
+  TempDir tmp_;
+  pid_t pid_ = -1;
+  bool waited_ = false;
+};
+
+/// The staging folder a run into `out` writes its files in first (".NAME.ddlsim-PID" beside it,
+/// analysis/output_dir.hpp), if one exists.
+inline std::optional<std::filesystem::path> staging_folder(const std::filesystem::path& out) {
+  const std::string prefix = fmt::format(".{}", out.filename().string());
+  for (const auto& e : std::filesystem::directory_iterator(out.parent_path())) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(prefix) && name.substr(prefix.size()).starts_with(".ddlsim-")) return e.path();
+  }
+  return std::nullopt;
+}
+
+/// Polls `ready` every 10 ms for at most `seconds`; true once it holds.
+template <class Ready>
+bool poll_until(Ready ready, double seconds = 60) {
+  for (int i = 0; i < static_cast<int>(seconds * 100); ++i) {
+    if (ready()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ready();
 }
 
 /// One row of `ddlsim collectives --csv`.

@@ -1,0 +1,50 @@
+// ddlsim: the files of `ddlsim run`, written as the run produces them.
+//
+// iterations.csv gets each iteration's rows once every worker has ended it, and timeline.json
+// each event as it is recorded, so neither is held in memory; links.csv and summary.json are
+// written at the end. Everything goes into the OutputDir's staging folder and is put in place
+// by finish(). Every file and column is documented in docs/outputs.md.
+#pragma once
+
+#include "analysis/output_dir.hpp"
+#include "sim/scenario.hpp"
+#include "sim/simulation.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ddlsim::analysis {
+
+class RunOutputs final : public sim::RecordSink {
+ public:
+  RunOutputs(const sim::Scenario& scenario, OutputDir& dir);
+
+  void iteration(int iteration, const std::vector<sim::IterationRecord>& workers,
+                 const sim::IterationCompression& compression) override;
+  void trace(const sim::TraceEvent& event) override;
+
+  /// Ends the streamed files, writes links.csv and `summary`, and puts every file in place.
+  void finish(const sim::SimulationResult& result, const nlohmann::json& summary);
+  /// The files finish() wrote, summary.json first.
+  [[nodiscard]] const std::vector<std::string>& written() const { return written_; }
+
+ private:
+  std::ofstream& open(std::ofstream& out, const std::string& name);
+  void write_file(const std::string& name, const std::string& content);
+  void close(std::ofstream& out, const std::string& name);
+
+  const sim::Scenario& scenario_;
+  OutputDir& dir_;
+  std::ofstream csv_;
+  std::ofstream timeline_;
+  bool events_columns_ = false;  // event-driven sync models: events_sent, events_saved
+  bool first_event_ = true;
+  std::vector<std::string> written_;
+};
+
+/// links.csv of a run.
+std::string links_csv(const sim::SimulationResult& result);
+
+}  // namespace ddlsim::analysis

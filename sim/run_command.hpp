@@ -1,0 +1,32 @@
+// ddlsim: `ddlsim run SCENARIO`: checks the output directory, estimates the work (refusing what
+// cannot finish, unless --force), simulates with progress on stderr, streams the per-iteration
+// outputs, and puts every file in place at the end. SIGINT and SIGTERM stop it cleanly after
+// the current iteration (sim/run_control.hpp): the outputs of the completed iterations are
+// written, summary.json marked incomplete, and the exit code is 128 + the signal.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace ddlsim::sim {
+
+class RunCommand {
+ public:
+  /// Adds the subcommand and its options to `app`.
+  explicit RunCommand(CLI::App& app);
+  [[nodiscard]] bool parsed() const { return command_->parsed(); }
+  /// Runs it with SimGrid's flags `engine_args`; returns the exit code. Throws ConfigError on bad input.
+  [[nodiscard]] int run(const std::vector<std::string>& engine_args) const;
+
+ private:
+  CLI::App* command_ = nullptr;
+  CLI::Option* progress_option_ = nullptr;
+  std::string scenario_file_, out_dir_, progress_ = "auto", max_time_, max_memory_;
+  std::vector<std::string> overrides_;
+  bool quiet_ = false;
+  bool force_ = false;
+  bool estimate_ = false;
+};
+
+}  // namespace ddlsim::sim

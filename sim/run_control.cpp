@@ -1,0 +1,58 @@
+#include "sim/run_control.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <cstring>
+#include <unistd.h>
+
+namespace ddlsim::sim {
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;  // the first signal received (GRACEFUL)
+std::atomic<int> g_mode{-1};              // -1: not installed
+static_assert(std::atomic<int>::is_always_lock_free, "the handler reads the mode");
+
+void say(const char* text) {
+  // write(2) is async-signal-safe; fmt and iostreams are not.
+  const ssize_t ignored = write(STDERR_FILENO, text, std::strlen(text));
+  (void)ignored;
+}
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_mode.load() == static_cast<int>(StopMode::EXIT) || g_signal != 0) {
+    if (g_signal != 0) say("\nddlsim: second signal: exiting at once, nothing written\n");
+    _exit(128 + sig);
+  }
+  g_signal = sig;
+  say(sig == SIGINT ? "\nddlsim: SIGINT: stopping after the current iteration (send it again to quit at once)\n"
+                    : "\nddlsim: SIGTERM: stopping after the current iteration (send it again to quit at once)\n");
+}
+
+void install(int mode) {
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  for (int sig : {SIGINT, SIGTERM}) sigaction(sig, &action, nullptr);
+  g_mode.store(mode);
+}
+
+}  // namespace
+
+void install_stop_handlers(StopMode mode) { install(static_cast<int>(mode)); }
+
+void reinstall_stop_handlers() {
+  if (const int mode = g_mode.load(); mode >= 0) install(mode);
+}
+
+int stop_signal() { return g_signal; }
+
+std::string signal_name(int signal) {
+  switch (signal) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    default: return "signal " + std::to_string(signal);
+  }
+}
+
+}  // namespace ddlsim::sim

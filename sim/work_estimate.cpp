@@ -1,0 +1,262 @@
+#include "sim/work_estimate.hpp"
+
+#include "models/error.hpp"
+#include "models/logical_graph.hpp"
+#include "models/units.hpp"
+
+#include <algorithm>
+#include <boost/graph/graph_traits.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <fstream>
+#include <map>
+#include <sys/statvfs.h>
+
+namespace ddlsim::sim {
+namespace {
+
+// The model's constants, measured on the development machine (2 cores, Release build; the runs
+// behind them: docs/reliability.md, "Work estimate"). Times are wall seconds, sizes bytes.
+constexpr double BASE_MEMORY = 36e6;            // the process before the platform is built
+constexpr double HOST_S = 80e-6;                // per host: its SimGrid host, mailboxes, records
+constexpr double HOST_MEMORY = 10e3;
+constexpr double ACTOR_S = 60e-6;               // per actor: creation and start
+constexpr double ACTOR_MEMORY = 10e3;           // its stack's touched pages and context
+constexpr double LINK_S = 15e-6;                // per link: the graph's edge and SimGrid's link and route
+constexpr double LINK_DEGREE_S = 43e-9;         // per link and mean host degree: routes found by scanning a host's links
+constexpr double LINK_MEMORY = 2.9e3;
+constexpr double LAYER_S = 0.8e-6;              // per profile layer: loading and planning
+constexpr double LAYER_MEMORY = 230;            // per profile layer: the profiles and the plan
+constexpr double WORKER_ITERATION_S = 5e-6;     // per worker and iteration: marks, records, barriers
+constexpr double COMPUTE_CALL_S = 20e-9;        // per compute call of the trace replay (slept lazily)
+constexpr double ANALYTIC_COLLECTIVE_S = 0.1e-6;  // per worker and bucket at analytic fidelity
+constexpr double FLOW_S = 7e-6;                 // per SimGrid communication of a collective or a push/pull
+constexpr double MESSAGE_S = 14e-6;             // per point-to-point message (isend/irecv/put and its wait)
+/// Per bucket, push or pull, worker x worker x server: the flows into a server share its link,
+/// and every start and end re-shares the bandwidth among them.
+constexpr double SHARED_FLOW_S = 1.1e-7;
+constexpr double ASYNCHRONOUS_SHARING = 7;      // asp and ssp: pushes and pulls of different buckets overlap
+constexpr double TIMELINE_EVENT_S = 1.2e-6;     // per timeline event: its label, formatting, writing
+constexpr double CSV_ROW_BYTES = 130;           // iterations.csv, per worker and iteration
+constexpr double TIMELINE_EVENT_BYTES = 105;    // timeline.json, per event
+/// Above this many latency steps per rank, a schedule is not built to count its sends (the count
+/// of steps stands for it): the estimate must stay cheap.
+constexpr double MAX_COUNTED_STEPS = 200'000;
+
+/// Per collective call of `bytes` at flow fidelity: the sends of one rank and the steps it holds.
+struct CallShape {
+  double sends = 0;
+  double steps = 0;
+};
+
+CallShape call_shape(const WorkPlan& w, double bytes) {
+  const auto& algo = w.scenario.training.collective_algorithm->resolve(w.group, bytes, w.ab);
+  // The closed form with alpha = 1 and beta = 0 counts the latency steps of a rank.
+  const double latency_steps = algo.analytic_time_s(w.group, bytes, models::AlphaBeta(1.0, 0.0));
+  if (!(latency_steps <= MAX_COUNTED_STEPS)) return {latency_steps, latency_steps};
+  const bool stepwise = w.scenario.network.granularity == Granularity::STEPWISE;
+  const auto schedule = stepwise ? algo.rank_schedule(0, w.group, bytes) : algo.rank_phases(0, w.group, bytes);
+  CallShape shape{0, static_cast<double>(schedule.size())};
+  for (const auto& step : schedule)
+    for (const auto& op : step.ops) shape.sends += op.kind == models::RankOp::Kind::SEND ? 1 : 0;
+  return shape;
+}
+
+std::string layers_path(const Scenario& s) {
+  return s.workload.profile_file.empty() ? "/workload/synthetic/layers" : "/workload/profile";
+}
+
+std::string collective_path(const Scenario& s) {
+  return s.training.collective.params.is_object() && !s.training.collective.params.empty() ? "/training/collective/params"
+                                                                                            : "/training/collective";
+}
+
+double read_meminfo_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return -1;
+}
+
+double read_cgroup_limit() {
+  std::ifstream in("/sys/fs/cgroup/memory.max");
+  std::string value;
+  if (!(in >> value) || value == "max") return -1;
+  std::ifstream cur("/sys/fs/cgroup/memory.current");
+  double used = 0;
+  cur >> used;
+  return std::stod(value) - used;
+}
+
+}  // namespace
+
+WorkEstimate estimate_work(const WorkPlan& w) {
+  const Scenario& s = w.scenario;
+  const auto& sync = *s.training.sync_model;
+  const auto& topo = s.platform.graph;
+  WorkEstimate e;
+  e.iterations = s.workload.iterations;
+  const double n = s.platform.workers, servers = s.platform.parameter_servers;
+  const double hosts = static_cast<double>(topo.workers.size() + topo.servers.size());
+  const double links = static_cast<double>(boost::num_edges(topo.graph));
+  const double layers = static_cast<double>(w.plan.profile->layers.size());
+  const double buckets = static_cast<double>(w.plan.buckets.size());
+  const double inflight = s.training.bucketing.max_inflight;
+  const double actors = n * (1 + inflight) + 2 * servers;
+  const double iterations = e.iterations;
+  const std::string workers_path = servers > n ? "/platform/parameter_servers" : "/platform/workers";
+
+  // Set-up: the platform and the actors.
+  const double degree = 2 * links / std::max(1.0, static_cast<double>(boost::num_vertices(topo.graph)));
+  e.terms.push_back({"platform hosts and actors", workers_path, hosts * HOST_S + actors * ACTOR_S,
+                     hosts * HOST_MEMORY + actors * ACTOR_MEMORY});
+  e.terms.push_back({"platform links", "/platform/topology", links * (LINK_S + degree * LINK_DEGREE_S),
+                     links * LINK_MEMORY});
+  e.terms.push_back({"profile layers", layers_path(s), layers * LAYER_S, layers * LAYER_MEMORY});
+  for (const auto& t : e.terms) e.setup_s += t.wall_s;
+
+  // Per iteration: every worker's trace replay, then its communication.
+  const double calls = 2 * layers + 2 * buckets + 6;
+  std::vector<WorkTerm> per_iteration;
+  per_iteration.push_back({"trace replay", layers_path(s), n * (WORKER_ITERATION_S + calls * COMPUTE_CALL_S), 0});
+  double events = n * calls, flows = 0;
+  if (sync.uses_collective()) {
+    if (s.network.fidelity == Fidelity::ANALYTIC) {
+      per_iteration.push_back({"analytic collectives", collective_path(s), n * buckets * ANALYTIC_COLLECTIVE_S, 0});
+      events += n * buckets;
+    } else {
+      std::map<double, CallShape> shapes;  // by bucket bytes
+      double sends = 0, held = 0;
+      for (std::size_t b = 0; b < w.plan.buckets.size(); ++b) {
+        const double bytes = b < w.plan.compression.size() ? w.plan.compression[b].comm_bytes : w.plan.buckets[b].bytes;
+        auto found = shapes.find(bytes);
+        if (found == shapes.end()) found = shapes.emplace(bytes, call_shape(w, bytes)).first;
+        sends += found->second.sends;
+        held = std::max(held, found->second.steps);
+      }
+      const double call_flows = n * sends;
+      // While a call runs, every rank holds its schedule.
+      per_iteration.push_back({"collective flows", collective_path(s), call_flows * FLOW_S,
+                               n * held * inflight * static_cast<double>(sizeof(models::RankStep))});
+      flows += call_flows;
+    }
+  }
+  if (sync.uses_servers()) {
+    // A shard of every bucket to every server and back; the flows into one server share its
+    // link, and each start and end re-shares the bandwidth among all of them.
+    const double ps_flows = 2 * n * servers * buckets;
+    const double sharing = 2 * buckets * n * n * servers * (sync.synchronous() ? 1 : ASYNCHRONOUS_SHARING);
+    per_iteration.push_back(
+        {"parameter-server flows", "/platform/parameter_servers", ps_flows * FLOW_S + sharing * SHARED_FLOW_S, 0});
+    flows += ps_flows;
+  }
+  if (s.training.graph) {
+    const double peers = static_cast<double>(s.training.graph->out_peers(0, 0).size());
+    const double messages = n * peers * (sync.events_unit().empty() ? 1.0 : std::max(1.0, layers));
+    per_iteration.push_back({"point-to-point messages", "/training/sync/params", messages * MESSAGE_S, 0});
+    flows += messages;
+  }
+  e.events_per_iteration = events + flows;
+  e.events = iterations * e.events_per_iteration;
+  e.flows = iterations * flows;
+  for (const auto& t : per_iteration) e.per_iteration_s += t.wall_s;
+
+  // Outputs: iterations.csv and the timeline, written as the run goes (a CSV row's cost is in
+  // WORKER_ITERATION_S).
+  const double traced = std::min(iterations, static_cast<double>(s.output.timeline_iterations)) *
+                        std::min(n, static_cast<double>(s.output.timeline_workers));
+  const double timeline_events = s.output.timeline ? traced * (calls + buckets) : 0;
+  e.csv_bytes = s.output.iterations_csv ? n * iterations * CSV_ROW_BYTES : 0;
+  e.timeline_bytes = timeline_events * TIMELINE_EVENT_BYTES;
+  e.output_bytes = e.csv_bytes + e.timeline_bytes;
+  e.terms.push_back({"timeline", "/output/timeline_iterations", timeline_events * TIMELINE_EVENT_S, 0});
+
+  e.wall_s = e.setup_s + iterations * e.per_iteration_s + e.terms.back().wall_s;
+  e.memory_bytes = BASE_MEMORY;
+  for (const auto& t : e.terms) e.memory_bytes += t.memory_bytes;
+  for (auto t : per_iteration) {
+    e.memory_bytes += t.memory_bytes;
+    t.wall_s *= iterations;
+    e.terms.push_back(std::move(t));
+  }
+  return e;
+}
+
+MachineLimits machine_limits(const std::string& output_dir) {
+  MachineLimits m;
+  m.wall_s = MAX_WALL_S;
+  m.memory_bytes = read_meminfo_available();
+  const double cgroup = read_cgroup_limit();
+  if (cgroup >= 0 && (m.memory_bytes < 0 || cgroup < m.memory_bytes)) m.memory_bytes = cgroup;
+  // The nearest folder of the output directory that exists.
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(output_dir, ec);
+  while (!p.empty() && !std::filesystem::exists(p, ec) && p != p.parent_path()) p = p.parent_path();
+  struct statvfs fs {};
+  if (!p.empty() && statvfs(p.c_str(), &fs) == 0)
+    m.disk_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+  return m;
+}
+
+std::string format_duration(double seconds) {
+  if (seconds < 10) return fmt::format("{:.2g} s", std::max(0.0, seconds));
+  if (seconds < 90) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 90 * 60) return fmt::format("{:.0f} min", seconds / 60);
+  if (seconds < 48 * 3600) return fmt::format("{:.1f} h", seconds / 3600);
+  return fmt::format("{:.1f} days", seconds / 86400);
+}
+
+void check_work(const WorkEstimate& e, const MachineLimits& limits) {
+  // The rest of the estimate, after the quantity a message is about.
+  const std::string events =
+      fmt::format("{:.3g} engine events over {} iteration{}", e.events, e.iterations, e.iterations == 1 ? "" : "s");
+  const std::string memory = fmt::format("{} of memory", units::format_bytes(e.memory_bytes));
+  const std::string output = fmt::format("{} of output", units::format_bytes(e.output_bytes));
+  const std::string wall = fmt::format("{} of wall time", format_duration(e.wall_s));
+  const auto largest = [&e](auto value) {
+    const WorkTerm* top = &e.terms.front();
+    for (const auto& t : e.terms)
+      if (value(t) > value(*top)) top = &t;
+    return top;
+  };
+  constexpr const char* ADVICE = "make the run smaller, or pass --force to run it anyway (docs/reliability.md)";
+  if (limits.memory_bytes > 0 && e.memory_bytes > limits.memory_bytes) {
+    const WorkTerm* top = largest([](const WorkTerm& t) { return t.memory_bytes; });
+    throw ConfigError(top->path, fmt::format("this run is estimated at {} of memory, more than {} (most of it for the "
+                                             "{}; {}): {}",
+                                             units::format_bytes(e.memory_bytes),
+                                             limits.memory_given ? fmt::format("the --max-memory limit of {}",
+                                                                               units::format_bytes(limits.memory_bytes))
+                                                                 : fmt::format("the {} this machine has available",
+                                                                               units::format_bytes(limits.memory_bytes)),
+                                             top->what, fmt::join({events, wall, output}, ", "), ADVICE));
+  }
+  if (limits.disk_bytes >= 0 && e.output_bytes > limits.disk_bytes)
+    throw ConfigError(e.timeline_bytes > e.csv_bytes ? "/output/timeline" : "/output/iterations_csv",
+                      fmt::format("this run's outputs are estimated at {}, more than the {} free where they go ({}): "
+                                  "turn off output.timeline or output.iterations_csv, or {}",
+                                  units::format_bytes(e.output_bytes), units::format_bytes(limits.disk_bytes),
+                                  fmt::join({events, wall, memory}, ", "), ADVICE));
+  if (limits.wall_s > 0 && e.wall_s > limits.wall_s) {
+    const std::string limit = limits.wall_given ? fmt::format("the --max-time limit of {}", format_duration(limits.wall_s))
+                                                : fmt::format("the limit of {}", format_duration(limits.wall_s));
+    // One iteration well within the limit: the iterations are what make the run long.
+    if (e.per_iteration_s * 10 <= limits.wall_s && e.setup_s <= limits.wall_s / 2)
+      throw ConfigError("/workload/iterations",
+                        fmt::format("this run is estimated at {} of wall time, above {} ({} iterations of {}; {}): {}",
+                                    format_duration(e.wall_s), limit, e.iterations, units::format_time(e.per_iteration_s),
+                                    fmt::join({events, memory, output}, ", "), ADVICE));
+    const WorkTerm* top = largest([](const WorkTerm& t) { return t.wall_s; });
+    throw ConfigError(top->path, fmt::format("this run is estimated at {} of wall time, above {} (most of it for the {}; "
+                                             "{}): {}",
+                                             format_duration(e.wall_s), limit, top->what,
+                                             fmt::join({events, memory, output}, ", "), ADVICE));
+  }
+}
+
+}  // namespace ddlsim::sim

@@ -1,0 +1,75 @@
+// ddlsim: how much work a run is, estimated before it starts.
+//
+// A linear model of the run's wall time, memory and output size from its counts (workers,
+// servers, links, actors, layers, buckets, flows per collective call, iterations), with
+// constants measured on the development machine (docs/reliability.md, "Work estimate").
+// `ddlsim run` refuses a run whose memory exceeds what the machine has available, whose
+// outputs exceed the free disk space, or whose wall time exceeds MAX_WALL_S, unless --force;
+// the progress display uses the wall-time estimate until the first iteration completes.
+#pragma once
+
+#include "models/collective.hpp"
+#include "models/sync_model.hpp"
+#include "sim/scenario.hpp"
+
+#include <optional>
+#include <string>
+
+namespace ddlsim::sim {
+
+/// What the estimate reads: the scenario and the plan simulate() made for it.
+struct WorkPlan {
+  const Scenario& scenario;
+  const models::TrainingPlan& plan;
+  const models::CollectiveGroup& group;
+  const models::AlphaBeta& ab;
+};
+
+/// One term of the estimate, and the JSON path that scales it (named when it makes a run too big).
+struct WorkTerm {
+  std::string what;  // e.g. "collective flows"
+  std::string path;  // e.g. "/training/collective"
+  double wall_s = 0;
+  double memory_bytes = 0;
+};
+
+struct WorkEstimate {
+  int iterations = 0;
+  double events = 0;           // engine activities: compute calls, flows, analytic collectives, server updates
+  double events_per_iteration = 0;
+  double flows = 0;            // SimGrid communications
+  double setup_s = 0;          // building the platform and the actors
+  double per_iteration_s = 0;
+  double wall_s = 0;           // setup + iterations x per iteration + writing the outputs
+  double memory_bytes = 0;     // peak resident memory
+  double output_bytes = 0;     // iterations.csv and timeline.json
+  double csv_bytes = 0;
+  double timeline_bytes = 0;
+  std::vector<WorkTerm> terms;
+};
+
+/// The largest estimated wall time `ddlsim run` starts without --force or --max-time (one hour).
+inline constexpr double MAX_WALL_S = 3600;
+
+WorkEstimate estimate_work(const WorkPlan& plan);
+
+/// What the run may use: the memory available (MemAvailable, or the cgroup's limit if lower;
+/// or --max-memory), the free space where the outputs go (-1 where it cannot be read) and the
+/// wall time (MAX_WALL_S, or --max-time).
+struct MachineLimits {
+  double memory_bytes = -1;
+  double disk_bytes = -1;
+  double wall_s = MAX_WALL_S;
+  bool memory_given = false;  // --max-memory, not what the machine has
+  bool wall_given = false;    // --max-time
+};
+MachineLimits machine_limits(const std::string& output_dir);
+
+/// Throws ConfigError, naming the JSON path whose value makes the run too big and giving the
+/// estimate, when `estimate` exceeds `limits`.
+void check_work(const WorkEstimate& estimate, const MachineLimits& limits);
+
+/// "1.2 h", "35 s", "2 min".
+std::string format_duration(double seconds);
+
+}  // namespace ddlsim::sim
