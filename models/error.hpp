@@ -6,7 +6,7 @@
 // "<path>: <message>"; the CLI prints it after "ddlsim: error: " and exits 2.
 //
 // A message is one line of bounded length whatever the input: values echoed
-// back go through excerpt() (MAX_ECHO_CHARS), and the constructor escapes any
+// back go through excerpt() (MAX_ECHO_CHARS, then "... (N bytes)"), and the constructor escapes any
 // control character and cuts the path and the message (MAX_PATH_CHARS,
 // MAX_MESSAGE_CHARS) as a last resort.
 #pragma once
@@ -24,7 +24,8 @@ inline constexpr std::size_t MAX_PATH_CHARS = 200;
 inline constexpr std::size_t MAX_MESSAGE_CHARS = 2000;
 
 /// `text` fit for a one-line message: control characters escaped ("\n", "\x01"...), and cut after
-/// `max` characters with "..." appended (never inside a UTF-8 sequence).
+/// `max` characters with "... (N bytes)" appended, N the whole text's size (never inside a UTF-8
+/// sequence).
 inline std::string excerpt(std::string_view text, std::size_t max = MAX_ECHO_CHARS) {
   static constexpr char HEX[] = "0123456789abcdef";
   std::string out;
@@ -32,7 +33,12 @@ inline std::string excerpt(std::string_view text, std::size_t max = MAX_ECHO_CHA
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
     const bool continuation = (c & 0xC0) == 0x80;
-    if (!continuation && shown == max) return out + "...";
+    if (!continuation && shown == max) {
+      out += "... (";
+      out += std::to_string(text.size());
+      out += " bytes)";
+      return out;
+    }
     if (!continuation) ++shown;
     if (c == '\n') out += "\\n";
     else if (c == '\t') out += "\\t";

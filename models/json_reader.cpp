@@ -39,17 +39,23 @@ std::string number_text(double v) {
 }
 }  // namespace
 
+std::string value_text(const json& value) {
+  const std::string text = value.dump();
+  if (!value.is_string()) return excerpt(text);
+  return fmt::format("\"{}\"", excerpt(std::string_view(text).substr(1, text.size() - 2)));
+}
+
 std::string json_type_name(const json& value) {
   switch (value.type()) {
     case json::value_t::null: return "null";
     case json::value_t::object: return "an object";
     case json::value_t::array: return "an array";
-    case json::value_t::string: return fmt::format("the string {}", excerpt(value.dump()));
+    case json::value_t::string: return fmt::format("the string {}", value_text(value));
     case json::value_t::boolean: return fmt::format("the boolean {}", value.dump());
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
-    case json::value_t::number_float: return fmt::format("the number {}", excerpt(value.dump()));
-    default: return excerpt(value.dump());
+    case json::value_t::number_float: return fmt::format("the number {}", value_text(value));
+    default: return value_text(value);
   }
 }
 
@@ -131,7 +137,7 @@ double checked_number(const json& value, const std::string& path, double min, do
   double d = value.get<double>();
   if (!std::isfinite(d) || d < min || d > max)
     throw ConfigError(path, fmt::format("expected a number in [{}, {}], got {}", number_text(min), number_text(max),
-                                        excerpt(value.dump())));
+                                        value_text(value)));
   return d;
 }
 
@@ -141,10 +147,10 @@ std::int64_t checked_integer(const json& value, const std::string& path, std::in
                    std::fabs(value.get<double>()) < 9e15);
   if (!integral) throw ConfigError(path, fmt::format("expected an integer, got {}", json_type_name(value)));
   if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
-    throw ConfigError(path, fmt::format("expected an integer in [{}, {}], got {}", min, max, excerpt(value.dump())));
+    throw ConfigError(path, fmt::format("expected an integer in [{}, {}], got {}", min, max, value_text(value)));
   auto i = value.is_number_float() ? static_cast<std::int64_t>(value.get<double>()) : value.get<std::int64_t>();
   if (i < min || i > max)
-    throw ConfigError(path, fmt::format("expected an integer in [{}, {}], got {}", min, max, excerpt(value.dump())));
+    throw ConfigError(path, fmt::format("expected an integer in [{}, {}], got {}", min, max, value_text(value)));
   return i;
 }
 

@@ -18,6 +18,9 @@
 
 namespace ddlsim {
 
+/// A value as a message shows it: its JSON text, a string's content cut by excerpt() inside the
+/// quotes ("xxx... (10000000 bytes)"), anything else cut as a whole.
+std::string value_text(const json& value);
 /// Human-readable JSON type name used in messages ("a string", "a number"...).
 std::string json_type_name(const json& value);
 /// Joins names as "a, b, c".

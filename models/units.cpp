@@ -1,6 +1,7 @@
 #include "models/units.hpp"
 
 #include "models/error.hpp"
+#include "models/json_reader.hpp"
 
 #include <array>
 #include <cmath>
@@ -90,7 +91,7 @@ double in_range(double value, const std::string& shown, const std::string& path,
 template <class Parser>
 double from_json(const nlohmann::json& value, const std::string& path, std::string_view what, bool allow_number,
                  std::string_view example, Parser parser, Kind kind, double max_s = MAX_TIME_S) {
-  const std::string shown = excerpt(value.dump());
+  const std::string shown = value_text(value);
   if (value.is_number() && allow_number) return in_range(value.get<double>(), shown, path, kind, max_s);
   if (!value.is_string())
     throw ConfigError(path, fmt::format("expected a {} string such as \"{}\"{}, got {}", what, example,

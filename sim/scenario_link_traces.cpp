@@ -23,7 +23,7 @@ std::vector<std::pair<double, double>> read_series(const json& value, const std:
     const std::string p = fmt::format("{}/{}", path, i);
     const json& pair = value[i];
     if (!pair.is_array() || pair.size() != 2)
-      throw ConfigError(p, fmt::format("expected a [t_s, value] pair, got {}", excerpt(pair.dump())));
+      throw ConfigError(p, fmt::format("expected a [t_s, value] pair, got {}", value_text(pair)));
     if (!pair[0].is_number())
       throw ConfigError(p + "/0", fmt::format("expected a time in seconds (a number), got {}", json_type_name(pair[0])));
     const double t = units::time_s(pair[0], p + "/0");

@@ -62,6 +62,9 @@ class DragonflyBuilder final : public TopologyBuilder {
                                     "but the platform has {}",
                                     g, a, p, g * a * p, describe_hosts(request)));
 
+    // Host links, all-to-all router links in each group, one global link per pair of groups.
+    check_link_count(needed + std::int64_t{g} * a * (a - 1) / 2 + std::int64_t{g} * (g - 1) / 2, request.params_path,
+                     fmt::format("a dragonfly of {} groups of {} routers", g, a));
     Topology topo;
     topo.kind = "dragonfly";
     auto hosts = add_hosts(topo, request);

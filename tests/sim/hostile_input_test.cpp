@@ -6,6 +6,7 @@
 #include "models/json_input.hpp"
 #include "models/profile.hpp"
 #include "models/units.hpp"
+#include "platforms/topology.hpp"
 #include "sim/scenario.hpp"
 
 #include <doctest/doctest.h>
@@ -65,12 +66,13 @@ std::string nested(std::size_t depth, const std::string& open, const std::string
 
 TEST_CASE("number overflow: a scenario, a profile, a link trace, a training trace, --set and JSON options") {
   const std::string digits(400, '7');
-  const std::string digits_shown = digits.substr(0, ddlsim::MAX_ECHO_CHARS) + "...";
+  const std::string digits_shown = fmt::format("{}... ({} bytes)", digits.substr(0, ddlsim::MAX_ECHO_CHARS), digits.size());
   TempDir tmp;
   CHECK(run_bad(tmp, with_raw("1e999")) == overflow("/workload/iterations", "1e999"));
   CHECK(run_bad(tmp, with_raw(digits)) == overflow("/workload/iterations", digits_shown));
   CHECK(run_bad(tmp, with_raw(fmt::format("-{}", digits))) ==
-        overflow("/workload/iterations", fmt::format("-{}...", digits.substr(0, 59))));
+        overflow("/workload/iterations",
+                 fmt::format("-{}... ({} bytes)", digits.substr(0, ddlsim::MAX_ECHO_CHARS - 1), digits.size() + 1)));
   CHECK(run_bad(good(), "--set workload.iterations=1e999") == overflow("/workload/iterations", "1e999"));
   CHECK(run_bad(good(), "--set 'network={\"link_traces\": [{\"bandwidth\": [[0, \"1Gbps\"], [1e400, \"2Gbps\"]]}]}'") ==
         overflow("/network/link_traces/0/bandwidth/1/0", "1e400"));
@@ -192,7 +194,7 @@ TEST_CASE("the name must be fit to name the output directory") {
       "character, not \".\" or \"..\"; got \"{{}}\"\n");
   for (const auto& [name, shown] : std::vector<std::pair<std::string, std::string>>{
            {".", "."}, {"..", ".."}, {"a/b", "a/b"}, {std::string("a\0b", 3), "a\\x00b"}, {"a\nb", "a\\nb"},
-           {std::string(256, 'n'), std::string(60, 'n') + "..."}, {"", ""}}) {
+           {std::string(256, 'n'), std::string(ddlsim::MAX_ECHO_CHARS, 'n') + "... (256 bytes)"}, {"", ""}}) {
     json doc = good();
     doc["name"] = name;
     CHECK(run_bad(doc) == fmt::format(fmt::runtime(expected), shown));
@@ -230,17 +232,20 @@ TEST_CASE("misspelt keys are named, not reported as missing fields") {
 
 TEST_CASE("values echoed in messages are cut: a 10 MB value gives a short line") {
   const std::string huge(10'000'000, 'x');
-  const std::string cut = std::string(ddlsim::MAX_ECHO_CHARS, 'x') + "...";
+  const auto cut = [](std::size_t bytes) {
+    return fmt::format("{}... ({} bytes)", std::string(ddlsim::MAX_ECHO_CHARS, 'x'), bytes);
+  };
   json doc = good();
   doc["platform"]["topology"] = huge;
-  CHECK(run_bad(doc).rfind(fmt::format("ddlsim: error: /platform/topology: unknown topology \"{}\"; valid names are: ", cut),
+  CHECK(run_bad(doc).rfind(fmt::format("ddlsim: error: /platform/topology: unknown topology \"{}\"; valid names are: ",
+                                       cut(huge.size())),
                            0) == 0);
   doc = good();
   doc["platform"]["link"]["bandwidth"] = huge + "Gbps";
   CHECK(run_bad(doc) == fmt::format("ddlsim: error: /platform/link/bandwidth: expected a bandwidth: a number followed "
                                     "by one of bps, Kbps, Mbps, Gbps, Tbps, Bps, KBps, MBps, GBps, TBps, KiBps, MiBps, "
                                     "GiBps, TiBps, got \"{}\"\n",
-                                    cut));
+                                    cut(huge.size() + 4)));
   doc = good();
   doc["platform"][huge] = 1;
   CHECK(run_bad(doc).size() < 500);
@@ -249,8 +254,8 @@ TEST_CASE("values echoed in messages are cut: a 10 MB value gives a short line")
   CHECK(run_bad(doc).size() < 500);
   doc = good();
   doc["platform"]["workers"] = huge;
-  CHECK(run_bad(doc) == fmt::format("ddlsim: error: /platform/workers: expected an integer, got the string \"{}...\n",
-                                    std::string(ddlsim::MAX_ECHO_CHARS - 1, 'x')));
+  CHECK(run_bad(doc) ==
+        fmt::format("ddlsim: error: /platform/workers: expected an integer, got the string \"{}\"\n", cut(huge.size())));
 }
 
 TEST_CASE("link-trace periods: longer than the trace, at least the minimum, and runs with them end") {
@@ -303,4 +308,28 @@ TEST_CASE("counts have upper bounds, stated in the message") {
         "ddlsim: error: /platform/parameter_servers: expected an integer in [0, 1000000], got 1000001\n");
   CHECK(run_bad(good(), "--set 'training.collective={\"name\": \"tree\", \"params\": {\"segments\": 1048577}}'") ==
         "ddlsim: error: /training/collective/params/segments: expected an integer in [1, 1048576], got 1048577\n");
+}
+
+TEST_CASE("a platform's links are bounded before it is built") {
+  const std::int64_t limit = ddlsim::platforms::MAX_PLATFORM_LINKS;
+  // One host more than the largest full mesh within the limit is refused, naming the count.
+  std::int64_t hosts = 2;
+  while ((hosts + 1) * hosts / 2 <= limit) ++hosts;  // the largest mesh within the limit
+  ++hosts;
+  CHECK(run_bad(good(), fmt::format("--set platform.topology=full --set platform.workers={}", hosts)) ==
+        fmt::format("ddlsim: error: /platform/workers: a full mesh of {} hosts ({} workers) has {} links, above the "
+                    "limit of {} links on a platform\n",
+                    hosts, hosts, hosts * (hosts - 1) / 2, limit));
+  CHECK(run_bad(good(), "--set platform.topology=full --set platform.workers=3000") ==
+        fmt::format("ddlsim: error: /platform/workers: a full mesh of 3000 hosts (3000 workers) has {} links, above the "
+                    "limit of {} links on a platform\n",
+                    3000 * 2999 / 2, limit));
+  // A k=256 fat tree: k^3/4 host ports, but its k^3/2 switch links are there whatever the workers.
+  const std::int64_t k = 256;
+  CHECK(run_bad(good(), "--set platform.topology=fat_tree --set platform.params.k=256") ==
+        fmt::format("ddlsim: error: /platform/params/k: a k=256 fat tree has {} links, above the limit of {} links on a "
+                    "platform\n",
+                    4 + k * k * k / 2, limit));
+  CHECK(run_bad(good(), "--set platform.topology=fat_tree --set platform.params.oversubscription=1e7") ==
+        "ddlsim: error: /platform/params/oversubscription: expected a number in [1, 1000000], got 10000000.0\n");
 }
