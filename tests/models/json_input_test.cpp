@@ -3,21 +3,16 @@
 #include "models/json_input.hpp"
 #include "models/json_reader.hpp"
 
+#include "tests/models/json_text.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <string>
 
 using namespace ddlsim;
+using ddlsim::test::nested;
 
 namespace {
-
-std::string nested(std::size_t depth, const std::string& open, const std::string& close) {
-  std::string text;
-  for (std::size_t i = 0; i < depth; ++i) text += open;
-  text += "1";
-  for (std::size_t i = 0; i < depth; ++i) text += close;
-  return text;
-}
 
 std::string repeated(const std::string& part, std::size_t n) {
   std::string out;

@@ -71,6 +71,18 @@ inline CommandResult ddlsim(const std::string& args) {
   return r;
 }
 
+/// A valid scenario named `name` that runs in milliseconds (4 workers on a star, 2 synthetic layers,
+/// 1 iteration, BSP and a ring all-reduce): the base the bad-input tests spoil one value of.
+inline nlohmann::json small_scenario(const std::string& name) {
+  auto doc = nlohmann::json::parse(R"({
+    "platform": {"topology": "star", "workers": 4, "link": {"bandwidth": "10Gbps", "latency": "1us"}},
+    "workload": {"synthetic": {"layers": 2}, "iterations": 1},
+    "training": {"sync": {"name": "bsp"}, "collective": {"name": "ring"}}
+  })");
+  doc["name"] = name;
+  return doc;
+}
+
 /// Runs `ddlsim <args>` expecting bad input: exit code 2, nothing on stdout, exactly one line on
 /// stderr, which is returned with every occurrence of `file` (if given) replaced by "FILE".
 inline std::string bad_input(const std::string& args, const std::string& file = "") {

@@ -9,23 +9,19 @@
 #include "platforms/topology.hpp"
 #include "sim/scenario.hpp"
 
+#include "tests/models/json_text.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
 using ddlsim::test::bad_input;
+using ddlsim::test::nested;
 using ddlsim::test::TempDir;
 using nlohmann::json;
 
 namespace {
 
-json good() {
-  return json::parse(R"({
-    "name": "hostile",
-    "platform": {"topology": "star", "workers": 4, "link": {"bandwidth": "10Gbps", "latency": "1us"}},
-    "workload": {"synthetic": {"layers": 2}, "iterations": 1},
-    "training": {"sync": {"name": "bsp"}, "collective": {"name": "ring"}}
-  })");
-}
+json good() { return ddlsim::test::small_scenario("hostile"); }
 
 /// `ddlsim run` on the scenario text: bad input, no output directory; stderr with the file as FILE.
 std::string run_bad(const TempDir& tmp, const std::string& text, const std::string& extra = "") {
@@ -52,14 +48,6 @@ std::string with_raw(const std::string& raw) {
 std::string overflow(const std::string& path, const std::string& shown) {
   return fmt::format("ddlsim: error: {}: number out of range: {} does not fit in a double (magnitude at most 1.8e308)\n",
                      path, shown);
-}
-
-std::string nested(std::size_t depth, const std::string& open, const std::string& close) {
-  std::string text;
-  for (std::size_t i = 0; i < depth; ++i) text += open;
-  text += "1";
-  for (std::size_t i = 0; i < depth; ++i) text += close;
-  return text;
 }
 
 }  // namespace
