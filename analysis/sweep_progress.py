@@ -129,7 +129,7 @@ class Progress:
     def _draw_bar(self):
         status = self.status()
         columns = shutil.get_terminal_size((80, 24)).columns
-        width = max(10, min(40, columns - len(status) - 4))
+        width = max(10, min(30, columns - 75))  # fixed while the status text grows and shrinks
         filled = width * self.done // self.total if self.total else width
         line = f"[{'#' * filled}{'.' * (width - filled)}] {status}"
         self.stream.write("\r" + line[:columns - 1] + "\x1b[K")
