@@ -133,7 +133,9 @@ def load_sweep(args):
         overrides.append(("network.fidelity", args.fidelity))
     axes = combine_axes(section_axes(args.scenario, doc), [parse_grid(g) for g in args.grid], overrides)
     stem = os.path.splitext(os.path.basename(args.scenario))[0]
-    return Sweep(args.scenario, axes, overrides, args.out or os.path.join("out", "sweep", stem))
+    sweep = Sweep(args.scenario, axes, overrides, args.out or os.path.join("out", "sweep", stem))
+    sweep.name = doc.get("name") if isinstance(doc, dict) and isinstance(doc.get("name"), str) else None
+    return sweep
 
 
 def progress_mode(args):
@@ -258,7 +260,7 @@ def main(argv):
         sweep = load_sweep(args)
         if args.slurm:
             sweep_slurm.check(sweep)
-        sweep.describe(ddlsim, [os.path.basename(sys.argv[0])] + list(argv))
+        sweep.describe(ddlsim, [os.path.basename(sys.argv[0])] + list(argv), sweep.name)
         return run_slurm(sweep, args, ddlsim) if args.slurm else run_local(sweep, args, ddlsim)
     except UsageError as e:
         print(f"sweep.py: error: {e}", file=sys.stderr)

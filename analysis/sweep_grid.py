@@ -102,13 +102,13 @@ class Sweep:
         for p in self.points:
             p.record = dict(self.record_base, point=[f"{a}={v}" for a, v in p.assignment])
 
-    def describe(self, ddlsim, command):
-        """Writes sweep.json: how the sweep was made; --collect rebuilds the grid from it."""
+    def describe(self, ddlsim, command, name):
+        """Writes sweep.json: how the sweep was made (`name`: the scenario's); --collect rebuilds the
+        grid from it."""
         os.makedirs(os.path.join(self.out, "points"), exist_ok=True)
         write_atomically(os.path.join(self.out, DESCRIPTION), json.dumps({
             "scenario": self.scenario,
-            "scenario_name": next((v for p, v in self.overrides if canonical_path(p) == "name"),
-                                  scenario_name(self.scenario)),
+            "scenario_name": next((v for p, v in self.overrides if canonical_path(p) == "name"), name),
             "grid": {p: v for p, v in self.axes},
             "overrides": self.record_base["overrides"],
             "ddlsim": ddlsim,
@@ -223,11 +223,3 @@ class Sweep:
     def csv_path(self):
         return os.path.join(self.out, "sweep.csv")
 
-
-def scenario_name(path):
-    try:
-        with open(path) as f:
-            name = json.load(f).get("name")
-        return name if isinstance(name, str) else None
-    except (OSError, ValueError, AttributeError):
-        return None
