@@ -147,8 +147,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
   s.name = read_name(root);
   s.description = root.string("description", "");
   s.seed = static_cast<std::uint64_t>(root.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
-  if (root.has("sweep"))
-    throw ConfigError("/sweep", "sweeps are not supported yet; run one scenario per point with --set");
+  check_sweep_section(root.find("sweep"));  // the grid of analysis/sweep.py: checked, not run
 
   {  // platform
     ObjectReader p = root.object("platform");

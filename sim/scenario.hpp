@@ -206,6 +206,9 @@ void check_combination(const Scenario& s, bool collective_given);
 /// Refuses a bucketing the sync model, collective, compressor or fidelity cannot honour
 /// (sim/scenario_bucketing.cpp; called by check_combination).
 void check_bucketing(const Scenario& s);
+/// Checks the shape of the "sweep" section (absent: nullptr), which `run` and `validate` ignore:
+/// an object of override paths to non-empty arrays of distinct values (sim/scenario_sweep.cpp).
+void check_sweep_section(const json* sweep);
 
 /// A file named in a scenario: relative to the scenario's folder when it exists there, else as given.
 std::string resolve_beside(const std::string& file, const std::string& base_dir);

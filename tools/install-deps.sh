@@ -6,14 +6,17 @@ set -euo pipefail
 # measure_gain.py, measure_compressors.py, profile_torch.py): their tests run instead of skipping.
 # --netlab installs what the one-machine network lab needs (tools/netlab/, docs/validation.md): iptables
 # and libnetfilter-queue for the delay line, iproute2 for namespaces and shaping, ping for its check,
-# gcc to build the delay line, and torch for the measurement tools. Flags combine.
+# gcc to build the delay line, and torch for the measurement tools. --slurm installs Slurm (slurmctld,
+# slurmd, the client commands) and munge, which the one-node cluster of tests/analysis/test_slurm.py
+# starts (label slurm; analysis/sweep.py --slurm). Flags combine.
 packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libfmt-dev libeigen3-dev
           doctest-dev libcli11-dev python3 python3-matplotlib)
 for flag in "$@"; do
   case "$flag" in
     --training-tools) packages+=(python3-torch python3-sklearn python3-scipy) ;;
     --netlab) packages+=(iptables libnetfilter-queue-dev iproute2 iputils-ping gcc python3-torch) ;;
-    *) echo "install-deps: unknown option $flag (valid: --training-tools, --netlab)" >&2; exit 2 ;;
+    --slurm) packages+=(slurm-wlm munge) ;;
+    *) echo "install-deps: unknown option $flag (valid: --training-tools, --netlab, --slurm)" >&2; exit 2 ;;
   esac
 done
 missing=()

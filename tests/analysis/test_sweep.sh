@@ -52,7 +52,7 @@ done
 
 echo "--- sweep again: every point cached"
 "$PY" analysis/sweep.py scenarios/default.json --grid platform.workers=1,2,4 --set workload.iterations=2 \
-  --fidelity analytic -j 2 --ddlsim "$DDLSIM" --out "$TMP/sweep" 2>"$TMP/again.log" || fail "resumed sweep"
+  --fidelity analytic -j 2 -v --ddlsim "$DDLSIM" --out "$TMP/sweep" 2>"$TMP/again.log" || fail "resumed sweep"
 [[ $(grep -c '(cached)' "$TMP/again.log") -eq 3 ]] || { cat "$TMP/again.log" >&2; fail "points were not reused"; }
 
 echo "--- bad --grid syntax: exit 2"

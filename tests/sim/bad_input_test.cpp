@@ -126,12 +126,6 @@ TEST_CASE("disconnected custom topology") {
         "ddlsim: error: /platform/params/edges: topology is disconnected: host \"a\" cannot reach host \"c\"\n");
 }
 
-TEST_CASE("sweeps are refused until supported") {
-  json doc = good();
-  doc["sweep"] = {{"platform.workers", {1, 2}}};
-  CHECK(run_bad_doc(doc) == "ddlsim: error: /sweep: sweeps are not supported yet; run one scenario per point with --set\n");
-}
-
 TEST_CASE("--set overrides are validated like the file") {
   CHECK(run_bad_doc(good(), "--set platform.workers=0") ==
         "ddlsim: error: /platform/workers: expected an integer in [1, 1000000], got 0\n");
