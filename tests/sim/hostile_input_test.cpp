@@ -321,3 +321,16 @@ TEST_CASE("a platform's links are bounded before it is built") {
   CHECK(run_bad(good(), "--set platform.topology=fat_tree --set platform.params.oversubscription=1e7") ==
         "ddlsim: error: /platform/params/oversubscription: expected a number in [1, 1000000], got 10000000.0\n");
 }
+
+TEST_CASE("a sweep section's long keys and values give a short line, not a stack overflow") {
+  const std::string key(10'000'000, 'k');
+  json doc = good();
+  doc["sweep"] = {{"/" + key, {1, 2}}};
+  CHECK(run_bad(doc) == fmt::format("ddlsim: error: {}: \"{}\" is not an override path: use a dotted path "
+                                    "(platform.workers) or a JSON pointer (/platform/workers)\n",
+                                    ddlsim::excerpt("/sweep/~1" + key, ddlsim::MAX_PATH_CHARS), ddlsim::excerpt("/" + key)));
+  doc["sweep"] = {{"platform.workers", {key, key}}};
+  CHECK(run_bad(doc) == fmt::format("ddlsim: error: /sweep/platform.workers/1: \"{}... ({} bytes)\" is listed twice "
+                                    "(also at index 0)\n",
+                                    key.substr(0, ddlsim::MAX_ECHO_CHARS), key.size()));
+}
