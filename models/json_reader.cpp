@@ -2,9 +2,9 @@
 
 #include "models/units.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <fmt/format.h>
 #include <limits>
 
@@ -15,6 +15,23 @@ const json& empty_object() {
   return EMPTY;
 }
 
+/// Levenshtein distance, ASCII case folded.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) == std::tolower(static_cast<unsigned char>(b[j - 1]));
+      const std::size_t next = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = row[j];
+      row[j] = next;
+    }
+  }
+  return row[b.size()];
+}
+
 std::string number_text(double v) {
   if (v == std::numeric_limits<double>::infinity()) return "inf";
   if (v == -std::numeric_limits<double>::infinity()) return "-inf";
@@ -22,17 +39,23 @@ std::string number_text(double v) {
 }
 }  // namespace
 
+std::string value_text(const json& value) {
+  const std::string text = value.dump();
+  if (!value.is_string()) return excerpt(text);
+  return fmt::format("\"{}\"", excerpt(std::string_view(text).substr(1, text.size() - 2)));
+}
+
 std::string json_type_name(const json& value) {
   switch (value.type()) {
     case json::value_t::null: return "null";
     case json::value_t::object: return "an object";
     case json::value_t::array: return "an array";
-    case json::value_t::string: return fmt::format("the string {}", value.dump());
+    case json::value_t::string: return fmt::format("the string {}", value_text(value));
     case json::value_t::boolean: return fmt::format("the boolean {}", value.dump());
     case json::value_t::number_integer:
     case json::value_t::number_unsigned:
-    case json::value_t::number_float: return fmt::format("the number {}", value.dump());
-    default: return value.dump();
+    case json::value_t::number_float: return fmt::format("the number {}", value_text(value));
+    default: return value_text(value);
   }
 }
 
@@ -52,36 +75,8 @@ std::string pointer_append(const std::string& path, const std::string& key) {
   return path + "/" + escaped;
 }
 
-json read_json_file(const std::string& file, const std::string& what) {
-  std::ifstream in(file);
-  if (!in) throw ConfigError("", fmt::format("cannot open {} file \"{}\"", what, file));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    // Line and column from the byte offset nlohmann reports (1-based; the offset is one past the error).
-    std::size_t line = 1, column = 0;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 0;
-      } else {
-        ++column;
-      }
-    }
-    ++column;
-    std::string reason = e.what();
-    if (auto pos = reason.find(": "); pos != std::string::npos && reason.rfind("[json.exception", 0) == 0)
-      reason = reason.substr(pos + 2);
-    throw ConfigError("", fmt::format("{}: malformed JSON at line {}, column {}: {}", file, line, column, reason));
-  }
-}
-
 ObjectReader::ObjectReader(const json& value, std::string path) : value_(&value), path_(std::move(path)) {
-  if (value.is_null()) value_ = &empty_object();
-  else if (!value.is_object())
+  if (!value.is_object())
     throw ConfigError(path_.empty() ? "/" : path_, fmt::format("expected an object, got {}", json_type_name(value)));
 }
 
@@ -95,8 +90,17 @@ bool ObjectReader::has(const std::string& key) { return find(key) != nullptr; }
 
 const json& ObjectReader::require(const std::string& key) {
   const json* v = find(key);
-  if (v == nullptr) throw ConfigError(path_of(key), "missing required key");
+  if (v == nullptr) throw ConfigError(path_of(key), "missing required key" + misspelling_hint(key));
   return *v;
+}
+
+std::string ObjectReader::misspelling_hint(const std::string& key) const {
+  const std::size_t tolerance = key.size() >= 4 ? 2 : 1;
+  for (const auto& item : value_->items())
+    if (known_.count(item.key()) == 0 && item.key().size() < 4 * key.size() + 8 &&
+        edit_distance(key, item.key()) <= tolerance)
+      return fmt::format("; found the unknown key \"{}\" (misspelt?)", excerpt(item.key()));
+  return "";
 }
 
 std::string ObjectReader::string(const std::string& key, const std::string& fallback) {
@@ -117,7 +121,8 @@ std::string ObjectReader::choice(const std::string& key, const std::vector<std::
   std::string s = string(key, fallback);
   for (const auto& c : choices)
     if (c == s) return s;
-  throw ConfigError(path_of(key), fmt::format("unknown value \"{}\"; valid values are: {}", s, join_names(choices)));
+  throw ConfigError(path_of(key),
+                    fmt::format("unknown value \"{}\"; valid values are: {}", excerpt(s), join_names(choices)));
 }
 
 bool ObjectReader::boolean(const std::string& key, bool fallback) {
@@ -132,7 +137,7 @@ double checked_number(const json& value, const std::string& path, double min, do
   double d = value.get<double>();
   if (!std::isfinite(d) || d < min || d > max)
     throw ConfigError(path, fmt::format("expected a number in [{}, {}], got {}", number_text(min), number_text(max),
-                                        value.dump()));
+                                        value_text(value)));
   return d;
 }
 
@@ -142,10 +147,10 @@ std::int64_t checked_integer(const json& value, const std::string& path, std::in
                    std::fabs(value.get<double>()) < 9e15);
   if (!integral) throw ConfigError(path, fmt::format("expected an integer, got {}", json_type_name(value)));
   if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
-    throw ConfigError(path, fmt::format("expected an integer in [{}, {}], got {}", min, max, value.dump()));
+    throw ConfigError(path, fmt::format("expected an integer in [{}, {}], got {}", min, max, value_text(value)));
   auto i = value.is_number_float() ? static_cast<std::int64_t>(value.get<double>()) : value.get<std::int64_t>();
   if (i < min || i > max)
-    throw ConfigError(path, fmt::format("expected an integer in [{}, {}], got {}", min, max, value.dump()));
+    throw ConfigError(path, fmt::format("expected an integer in [{}, {}], got {}", min, max, value_text(value)));
   return i;
 }
 
@@ -165,26 +170,22 @@ std::int64_t ObjectReader::required_integer(const std::string& key, std::int64_t
 
 double ObjectReader::bandwidth_Bps(const std::string& key, double fallback) {
   const json* v = find(key);
-  if (v == nullptr) return fallback;
-  double bw = units::bandwidth_Bps(*v, path_of(key));
-  if (!(bw > 0)) throw ConfigError(path_of(key), fmt::format("bandwidth must be positive, got {}", v->dump()));
-  return bw;
+  return v == nullptr ? fallback : units::bandwidth_Bps(*v, path_of(key));
 }
 
 double ObjectReader::time_s(const std::string& key, double fallback) {
   const json* v = find(key);
-  if (v == nullptr) return fallback;
-  double t = units::time_s(*v, path_of(key));
-  if (t < 0) throw ConfigError(path_of(key), fmt::format("time must not be negative, got {}", v->dump()));
-  return t;
+  return v == nullptr ? fallback : units::time_s(*v, path_of(key));
+}
+
+double ObjectReader::latency_s(const std::string& key, double fallback) {
+  const json* v = find(key);
+  return v == nullptr ? fallback : units::time_s(*v, path_of(key), units::MAX_LATENCY_S);
 }
 
 double ObjectReader::bytes(const std::string& key, double fallback) {
   const json* v = find(key);
-  if (v == nullptr) return fallback;
-  double b = units::bytes(*v, path_of(key));
-  if (b < 0) throw ConfigError(path_of(key), fmt::format("size must not be negative, got {}", v->dump()));
-  return b;
+  return v == nullptr ? fallback : units::bytes(*v, path_of(key));
 }
 
 ObjectReader ObjectReader::object(const std::string& key) {
@@ -197,7 +198,7 @@ void ObjectReader::finish() const {
     if (known_.count(item.key()) == 0) {
       std::vector<std::string> valid(known_.begin(), known_.end());
       throw ConfigError(path_of(item.key()),
-                        fmt::format("unknown key \"{}\"; valid keys are: {}", item.key(),
+                        fmt::format("unknown key \"{}\"; valid keys are: {}", excerpt(item.key()),
                                     valid.empty() ? std::string("(none)") : join_names(valid)));
     }
   }

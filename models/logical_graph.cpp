@@ -166,13 +166,13 @@ GraphSpec read_graph_spec(ObjectReader& params) {
     spec.rows = static_cast<int>(params.integer("rows", 0, 0, MAX_RANK));
   } else if (params.has("rows")) {
     throw ConfigError(params.path_of("rows"),
-                      fmt::format("\"rows\" applies only to graph \"torus2d\", not \"{}\"", spec.kind));
+                      fmt::format("\"rows\" applies only to graph \"torus2d\", not \"{}\"", excerpt(spec.kind)));
   }
   if (spec.kind == "custom") {
     spec.edges = read_edges(params.require("edges"), params.path_of("edges"));
   } else if (params.has("edges")) {
     throw ConfigError(params.path_of("edges"),
-                      fmt::format("\"edges\" applies only to graph \"custom\", not \"{}\"", spec.kind));
+                      fmt::format("\"edges\" applies only to graph \"custom\", not \"{}\"", excerpt(spec.kind)));
   }
   return spec;
 }
@@ -181,7 +181,7 @@ std::shared_ptr<const LogicalGraph> build_logical_graph(const GraphSpec& spec, i
   const auto& kinds = logical_graph_kinds();
   if (std::find(kinds.begin(), kinds.end(), spec.kind) == kinds.end())
     throw ConfigError(pointer_append(spec.path, "graph"),
-                      fmt::format("unknown value \"{}\"; valid values are: {}", spec.kind, join_names(kinds)));
+                      fmt::format("unknown value \"{}\"; valid values are: {}", excerpt(spec.kind), join_names(kinds)));
   if (workers < 1) throw std::invalid_argument("build_logical_graph: workers must be >= 1");
   std::shared_ptr<LogicalGraph> g(new LogicalGraph(spec.kind, workers, seed));
   const int n = workers;

@@ -1,5 +1,7 @@
 #include "models/profile.hpp"
 
+#include "models/units.hpp"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <limits>
@@ -39,7 +41,17 @@ int bytes_per_param(const std::string& dtype) {
   return 4;
 }
 
-/// A time that must be given (a batch_profiles entry states every time; nothing defaults).
+/// Refuses a model whose parameters or gradient bytes add up beyond a size's range (units::MAX_BYTES).
+void check_model_size(const Profile& p, const std::string& path) {
+  double parameters = 0;
+  for (const auto& l : p.layers) parameters += static_cast<double>(l.parameters);
+  if (parameters > static_cast<double>(MAX_PARAMETERS))
+    throw ConfigError(path, fmt::format("the layers' parameters add up to {:g}, above the limit of {:g}", parameters,
+                                        static_cast<double>(MAX_PARAMETERS)));
+  if (p.grad_bytes() > units::MAX_BYTES)
+    throw ConfigError(path, fmt::format("the layers' gradients add up to {:g} B, above the limit of {:g} B",
+                                        p.grad_bytes(), units::MAX_BYTES));
+}
 }  // namespace
 
 
@@ -60,17 +72,20 @@ Profile parse_profile(const json& value, const std::string& path) {
   if (!layers.is_array())
     throw ConfigError(layers_path, fmt::format("expected an array of layers, got {}", json_type_name(layers)));
   if (layers.empty()) throw ConfigError(layers_path, "expected at least one layer, got an empty array");
+  if (layers.size() > static_cast<std::size_t>(MAX_LAYERS))
+    throw ConfigError(layers_path, fmt::format("expected at most {} layers, got {}", MAX_LAYERS, layers.size()));
   for (std::size_t i = 0; i < layers.size(); ++i) {
     ObjectReader lr(layers[i], fmt::format("{}/{}", layers_path, i));
     Layer l;
     l.name = lr.string("name", fmt::format("layer{}", i));
     l.forward_s = lr.time_s("forward_s", 0);
     l.backward_s = lr.time_s("backward_s", 0);
-    l.parameters = lr.integer("parameters", 0, 0, MAX_INT);
+    l.parameters = lr.integer("parameters", 0, 0, MAX_PARAMETERS);
     l.grad_bytes = lr.bytes("grad_bytes", static_cast<double>(l.parameters) * bytes_per_param(p.dtype));
     lr.finish();
     p.layers.push_back(std::move(l));
   }
+  check_model_size(p, layers_path);
   if (const json* batches = r.find("batch_profiles"))
     p.measured_batches = parse_batch_profiles(*batches, r.path_of("batch_profiles"), p, layers_path, unattributed_given);
   r.finish();
@@ -83,7 +98,7 @@ Profile load_profile_file(const std::string& file, const std::string& ref_path) 
 
 Profile synthetic_profile(ObjectReader& s) {
   Profile p;
-  const auto layers = s.integer("layers", 10, 1, 1'000'000);
+  const auto layers = s.integer("layers", 10, 1, MAX_LAYERS);
   const double fwd = s.time_s("forward_s", 1e-3);
   const double bwd = s.time_s("backward_s", 2e-3);
   const double grad = s.bytes("grad_bytes", 4e6);
@@ -94,6 +109,7 @@ Profile synthetic_profile(ObjectReader& s) {
   p.provenance = "uniform synthetic workload";
   for (std::int64_t i = 0; i < layers; ++i)
     p.layers.push_back(Layer{fmt::format("layer{}", i), fwd, bwd, static_cast<std::int64_t>(grad / 4), grad});
+  check_model_size(p, s.path_of("grad_bytes"));
   return p;
 }
 

@@ -74,6 +74,12 @@ struct Profile {
   [[nodiscard]] Profile at_batch(std::int64_t batch, bool extrapolate = false, const std::string& path = "") const;
 };
 
+/// The most layers a profile (file or synthetic) may have (docs/reliability.md, "Ranges").
+inline constexpr std::int64_t MAX_LAYERS = 1'000'000;
+/// The most parameters of a layer and of a whole model (a size's limit, units::MAX_BYTES; the
+/// gradient bytes of the whole model are held to that limit too).
+inline constexpr std::int64_t MAX_PARAMETERS = 1'000'000'000'000'000;
+
 /// The "batch_profiles" array of a profile (models/profile_batches.cpp): every measured batch other
 /// than the top-level one, increasing, with `p`'s layers; errors at `path`. Each entry states
 /// "unattributed_s" exactly when the top level does (`unattributed_given`).

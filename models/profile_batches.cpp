@@ -71,7 +71,8 @@ std::vector<BatchTimes> parse_batch_profiles(const json& value, const std::strin
     // Every batch states the same times: unattributed_s in all of them or in none.
     if (r.has("unattributed_s") != unattributed_given)
       throw ConfigError(r.path_of("unattributed_s"),
-                        unattributed_given ? "missing: the top level gives \"unattributed_s\", so every batch does"
+                        unattributed_given ? "missing: the top level gives \"unattributed_s\", so every batch does" +
+                                                 r.misspelling_hint("unattributed_s")
                                            : "the top level gives no \"unattributed_s\": give it there too, or in no batch");
     t.unattributed_s = r.time_s("unattributed_s", 0);
     const json& layers = r.require("layers");
@@ -88,7 +89,7 @@ std::vector<BatchTimes> parse_batch_profiles(const json& value, const std::strin
         throw ConfigError(lr.path_of("name"),
                           fmt::format("expected \"{}\", the name of {}/{}: every batch lists the same layers in the "
                                       "same order, got \"{}\"",
-                                      p.layers[k].name, layers_path, k, name));
+                                      excerpt(p.layers[k].name), layers_path, k, excerpt(name)));
       t.forward_s.push_back(required_time(lr, "forward_s"));
       t.backward_s.push_back(required_time(lr, "backward_s"));
       lr.finish();

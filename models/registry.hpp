@@ -61,7 +61,7 @@ class Registry {
   /// Throws ConfigError(name_path, "unknown <kind> "x"; valid names are: ...").
   void check_name(const std::string& name, const std::string& name_path, const std::string& kind) const {
     if (!contains(name))
-      throw ConfigError(name_path, fmt::format("unknown {} \"{}\"; valid names are: {}", kind, name, join_names(names())));
+      throw ConfigError(name_path, fmt::format("unknown {} \"{}\"; valid names are: {}", kind, excerpt(name), join_names(names())));
   }
 
   /// Builds the plugin `name` from `params` (absent params = empty object).

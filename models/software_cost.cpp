@@ -85,7 +85,7 @@ namespace {
 SoftwareCost named(const std::string& name, const std::string& path) {
   auto preset = software_preset(name);
   if (!preset)
-    throw ConfigError(path, fmt::format("unknown software preset \"{}\"; valid presets are: {}", name,
+    throw ConfigError(path, fmt::format("unknown software preset \"{}\"; valid presets are: {}", excerpt(name),
                                         software_preset_names()));
   return *preset;
 }

@@ -1,6 +1,7 @@
 #include "models/units.hpp"
 
 #include "models/error.hpp"
+#include "models/json_reader.hpp"
 
 #include <array>
 #include <cmath>
@@ -45,36 +46,63 @@ double parse(std::string_view text, const std::array<Unit, N>& units, std::strin
   std::string_view s = trim(text);
   double value = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec == std::errc::result_out_of_range)
+    throw std::invalid_argument(fmt::format("number out of range in \"{}\": it does not fit in a double", excerpt(text)));
   if (ec != std::errc() || ptr == s.data())
     throw std::invalid_argument(fmt::format("expected a {}: a number followed by one of {}, got \"{}\"", what,
-                                            unit_list(units), text));
+                                            unit_list(units), excerpt(text)));
   std::string_view unit = trim(s.substr(static_cast<std::size_t>(ptr - s.data())));
   if (unit.empty())
     throw std::invalid_argument(
-        fmt::format("missing unit in \"{}\"; expected one of {}", text, unit_list(units)));
+        fmt::format("missing unit in \"{}\"; expected one of {}", excerpt(text), unit_list(units)));
   for (const auto& u : units)
     if (u.name == unit) {
-      if (!std::isfinite(value)) throw std::invalid_argument(fmt::format("\"{}\" is not a finite {}", text, what));
+      if (!std::isfinite(value)) throw std::invalid_argument(fmt::format("\"{}\" is not a finite {}", excerpt(text), what));
       return value * u.factor;
     }
-  throw std::invalid_argument(
-      fmt::format("unknown {} unit \"{}\" in \"{}\"; expected one of {}", what, unit, text, unit_list(units)));
+  throw std::invalid_argument(fmt::format("unknown {} unit \"{}\" in \"{}\"; expected one of {}", what, excerpt(unit),
+                                          excerpt(text), unit_list(units)));
 }
 
-std::string describe(const nlohmann::json& value) { return value.dump(); }
+enum class Kind { BANDWIDTH, TIME, BYTES };
+
+/// Checks `value` (shown as `shown`, already quoted as the user wrote it) against its range.
+double in_range(double value, const std::string& shown, const std::string& path, Kind kind, double max_s) {
+  switch (kind) {
+    case Kind::BANDWIDTH:
+      if (!(value > 0)) throw ConfigError(path, fmt::format("bandwidth must be positive, got {}", shown));
+      if (value < MIN_BANDWIDTH_BPS || value > MAX_BANDWIDTH_BPS)
+        throw ConfigError(path, fmt::format("bandwidth out of range: expected {}, got {}", bandwidth_range(), shown));
+      return value;
+    case Kind::TIME:
+      if (value < 0) throw ConfigError(path, fmt::format("time must not be negative, got {}", shown));
+      if (!std::isfinite(value) || value > max_s || (value > 0 && value < MIN_POSITIVE_TIME_S))
+        throw ConfigError(path, fmt::format("time out of range: expected {}, got {}", time_range(max_s), shown));
+      return value;
+    case Kind::BYTES:
+      if (value < 0) throw ConfigError(path, fmt::format("size must not be negative, got {}", shown));
+      if (!std::isfinite(value) || value > MAX_BYTES)
+        throw ConfigError(path, fmt::format("size out of range: expected {}, got {}", bytes_range(), shown));
+      return value;
+  }
+  return value;
+}
 
 template <class Parser>
 double from_json(const nlohmann::json& value, const std::string& path, std::string_view what, bool allow_number,
-                 std::string_view example, Parser parser) {
-  if (value.is_number() && allow_number) return value.get<double>();
+                 std::string_view example, Parser parser, Kind kind, double max_s = MAX_TIME_S) {
+  const std::string shown = value_text(value);
+  if (value.is_number() && allow_number) return in_range(value.get<double>(), shown, path, kind, max_s);
   if (!value.is_string())
     throw ConfigError(path, fmt::format("expected a {} string such as \"{}\"{}, got {}", what, example,
-                                        allow_number ? " (or a plain number)" : "", describe(value)));
+                                        allow_number ? " (or a plain number)" : "", shown));
+  double parsed = 0;
   try {
-    return parser(value.get_ref<const std::string&>());
+    parsed = parser(value.get_ref<const std::string&>());
   } catch (const std::invalid_argument& e) {
     throw ConfigError(path, e.what());
   }
+  return in_range(parsed, shown, path, kind, max_s);
 }
 
 std::string trim_number(double v) {
@@ -89,14 +117,18 @@ double parse_time_s(std::string_view text) { return parse(text, TIME_UNITS, "tim
 double parse_bytes(std::string_view text) { return parse(text, BYTE_UNITS, "size in bytes"); }
 
 double bandwidth_Bps(const nlohmann::json& value, const std::string& path) {
-  return from_json(value, path, "bandwidth", false, "25Gbps", parse_bandwidth_Bps);
+  return from_json(value, path, "bandwidth", false, "25Gbps", parse_bandwidth_Bps, Kind::BANDWIDTH);
 }
-double time_s(const nlohmann::json& value, const std::string& path) {
-  return from_json(value, path, "time", true, "2us", parse_time_s);
+double time_s(const nlohmann::json& value, const std::string& path, double max_s) {
+  return from_json(value, path, "time", true, "2us", parse_time_s, Kind::TIME, max_s);
 }
 double bytes(const nlohmann::json& value, const std::string& path) {
-  return from_json(value, path, "size", true, "25MB", parse_bytes);
+  return from_json(value, path, "size", true, "25MB", parse_bytes, Kind::BYTES);
 }
+
+std::string time_range(double max_s) { return fmt::format("0 or {:g} s to {:g} s", MIN_POSITIVE_TIME_S, max_s); }
+std::string bytes_range() { return fmt::format("0 B to {:g} B", MAX_BYTES); }
+std::string bandwidth_range() { return "1bps to 1000TBps"; }
 
 namespace {
 
@@ -110,32 +142,39 @@ std::optional<double> bare_number(std::string_view text) {
   return value;
 }
 
-double non_negative(double value, const std::string& text, const std::string& path, std::string_view what) {
-  if (!std::isfinite(value)) throw ConfigError(path, fmt::format("\"{}\" is not a finite {}", text, what));
-  if (value < 0) throw ConfigError(path, fmt::format("{} must not be negative, got \"{}\"", what, text));
-  return value;
+/// `text` as a bare number in range, or through the JSON version (which parses its unit).
+double cli_value(const std::string& text, const std::string& path, Kind kind, double max_s) {
+  const std::string shown = fmt::format("\"{}\"", excerpt(text));
+  const auto bare = bare_number(text);
+  if (!bare) {
+    const nlohmann::json value(text);
+    return kind == Kind::TIME ? time_s(value, path, max_s) : bytes(value, path);
+  }
+  if (!std::isfinite(*bare))
+    throw ConfigError(path, fmt::format("{} is not a finite {}", shown, kind == Kind::TIME ? "time" : "size"));
+  return in_range(*bare, shown, path, kind, max_s);
 }
 
 }  // namespace
 
 double cli_bytes(const std::string& text, const std::string& path) {
-  if (auto v = bare_number(text)) return non_negative(*v, text, path, "size");
-  return non_negative(bytes(nlohmann::json(text), path), text, path, "size");
+  return cli_value(text, path, Kind::BYTES, MAX_TIME_S);
 }
 
 double cli_time_s(const std::string& text, const std::string& path) {
-  if (auto v = bare_number(text)) return non_negative(*v, text, path, "time");
-  return non_negative(time_s(nlohmann::json(text), path), text, path, "time");
+  return cli_value(text, path, Kind::TIME, MAX_TIME_S);
+}
+
+double cli_latency_s(const std::string& text, const std::string& path) {
+  return cli_value(text, path, Kind::TIME, MAX_LATENCY_S);
 }
 
 double cli_bandwidth_Bps(const std::string& text, const std::string& path) {
   if (bare_number(text))
     throw ConfigError(path, fmt::format("\"{}\" has no unit; a bandwidth needs one because bits and bytes per second "
                                         "differ by 8: e.g. 25Gbps (bits) or 3.125GBps (bytes); units: {}",
-                                        text, unit_list(BANDWIDTH_UNITS)));
-  const double value = bandwidth_Bps(nlohmann::json(text), path);
-  if (!(value > 0)) throw ConfigError(path, fmt::format("bandwidth must be positive, got \"{}\"", text));
-  return value;
+                                        excerpt(text), unit_list(BANDWIDTH_UNITS)));
+  return bandwidth_Bps(nlohmann::json(text), path);
 }
 
 std::string format_bandwidth(double bytes_per_s) {

@@ -65,6 +65,12 @@ Edge add_link(Topology& topo, Vertex a, Vertex b, const LinkSpec& link, std::str
   return boost::add_edge(a, b, EdgeProps{std::move(name), link.bandwidth_Bps, link.latency_s}, topo.graph).first;
 }
 
+void check_link_count(std::int64_t links, const std::string& path, const std::string& what) {
+  if (links > MAX_PLATFORM_LINKS)
+    throw ConfigError(path, fmt::format("{} has {} links, above the limit of {} links on a platform", what, links,
+                                        MAX_PLATFORM_LINKS));
+}
+
 std::vector<Vertex> add_hosts(Topology& topo, const BuildRequest& request) {
   std::vector<Vertex> slots;
   slots.reserve(static_cast<std::size_t>(std::max(0, host_count(request))));
@@ -198,7 +204,7 @@ void check_connected(const Topology& topo, const std::string& path) {
   auto fail = [&](Vertex unreached) {
     throw ConfigError(path,
                       fmt::format("topology is disconnected: {} \"{}\" cannot reach {} \"{}\"", role_word(g[source]),
-                                  g[source].name, role_word(g[unreached]), g[unreached].name));
+                                  excerpt(g[source].name), role_word(g[unreached]), excerpt(g[unreached].name)));
   };
   for (Vertex h : hosts)
     if (dist[h] < 0) fail(h);

@@ -95,6 +95,14 @@ Vertex attach_servers(Topology& topo, int servers, const LinkSpec& link);
 /// "17 hosts (16 workers + 1 parameter server)", for error messages.
 [[nodiscard]] std::string describe_hosts(const BuildRequest& request);
 
+/// The most links a platform may have (docs/reliability.md, "Ranges"): 2^22, above any machine built
+/// (a full k=128 fat tree has 1.57 million; the engine needs about 3 KB per link), far below what a few
+/// parameters can ask for (a full mesh of 3,000 hosts, 4.5 million; a k=256 fat tree, 8.4 million).
+inline constexpr std::int64_t MAX_PLATFORM_LINKS = std::int64_t{1} << 22;
+/// Refuses, before building, a topology of `links` links above MAX_PLATFORM_LINKS: a ConfigError at
+/// `path`, "<what> has N links, above the limit of 4194304 links on a platform".
+void check_link_count(std::int64_t links, const std::string& path, const std::string& what);
+
 // ---- graph facts (no engine) ----
 [[nodiscard]] bool is_connected(const Graph& g);
 /// Hop counts from `source` to every vertex (-1 when unreachable).

@@ -18,21 +18,32 @@ double value_at(const std::vector<std::pair<double, double>>& series, double per
   const double first = series.front().first;
   if (t < first) return nominal;
   double local = t;
-  if (period_s > 0) local = t - std::floor((t - first) / period_s) * period_s;  // in [first, first + P)
+  if (period_s > 0) {
+    local = t - std::floor((t - first) / period_s) * period_s;  // in [first, first + P), up to rounding
+    if (local < first) local += period_s;
+    if (local >= first + period_s) local -= period_s;
+  }
   auto it = std::upper_bound(series.begin(), series.end(), local,
                              [](double x, const std::pair<double, double>& e) { return x < e.first; });
-  return std::prev(it)->second;  // local >= first, so it != begin
+  return it == series.begin() ? series.front().second : std::prev(it)->second;
 }
 
 /// The first entry time of a (periodic) series strictly after `t`.
 double next_entry(const std::vector<std::pair<double, double>>& series, double period_s, double t) {
   const double first = series.front().first;
   if (t < first) return first;
-  double cycle = 0;
-  if (period_s > 0) cycle = std::floor((t - first) / period_s) * period_s;
-  for (const auto& [time, value] : series)
-    if (time + cycle > t) return time + cycle;
-  return period_s > 0 ? first + cycle + period_s : NEVER;
+  if (period_s <= 0) {
+    for (const auto& [time, value] : series)
+      if (time > t) return time;
+    return NEVER;
+  }
+  // The cycle holding t, from a rounded quotient that can be one off either way: scan from the
+  // cycle before it (entries increase across cycles, since the period exceeds the last time).
+  double cycle = (std::floor((t - first) / period_s) - 1) * period_s;
+  for (int k = 0; k < 4; ++k, cycle += period_s)
+    for (const auto& [time, value] : series)
+      if (time + cycle > t) return time + cycle;
+  return std::nextafter(t, NEVER);  // t is too large for the period to advance it: move on regardless
 }
 
 }  // namespace
@@ -108,7 +119,9 @@ double AnalyticNetwork::next_change(double t) const {
 const AnalyticNetwork::Segment& AnalyticNetwork::segment_at(double t) {
   while (segments_.back().end <= t) {
     const double start = segments_.back().end;
-    segments_.push_back(Segment{start, next_change(start), evaluate(start)});
+    // Every segment ends strictly after it starts, so this loop always reaches t.
+    const double end = std::max(next_change(start), std::nextafter(start, NEVER));
+    segments_.push_back(Segment{start, end, evaluate(start)});
   }
   auto it = std::upper_bound(segments_.begin(), segments_.end(), t,
                              [](double x, const Segment& s) { return x < s.start; });

@@ -58,7 +58,7 @@ int CalibrateCommand::run(const std::vector<std::string>& argv) const {
   options.holdout = holdout_;
   options.select = select_;
   if (!bandwidth_.empty()) options.bandwidth_Bps = units::cli_bandwidth_Bps(bandwidth_, "--bandwidth");
-  if (!latency_.empty()) options.latency_s = units::cli_time_s(latency_, "--latency");
+  if (!latency_.empty()) options.latency_s = units::cli_latency_s(latency_, "--latency");
   for (const auto& pair : library_) {
     const auto eq = pair.find('=');
     const std::string op = pair.substr(0, eq);

@@ -111,6 +111,7 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
                                                                 "--topology-params", "topology");
   platforms::Topology topo = builder->build(build);
   platforms::check_connected(topo, "--topology-params");
+  check_link_ranges(topo, "--topology-params");
   // Closed forms: worker-only algorithms see the workers' network, so adding a
   // server changes none of them; PS algorithms see the paths to the servers too.
   // The closed forms see the network model's factors, as analytic fidelity does (tcp: refused there;

@@ -165,16 +165,12 @@ int run_cli(int argc, char** argv) {
     namespace units = ddlsim::units;
     s_request.bytes = units::cli_bytes(s_bytes, "--bytes");
     if (s_servers_opt->count() > 0) s_request.servers = s_servers;
-    try {
-      s_request.params = ddlsim::json::parse(s_params);
-    } catch (const ddlsim::json::parse_error& e) {
-      throw ddlsim::ConfigError("--params", fmt::format("malformed JSON: {}", e.what()));
-    }
+    s_request.params = ddlsim::parse_json_option(s_params, "--params");
     if (s_granularity != "stepwise" && s_granularity != "pipelined")
       throw ddlsim::ConfigError("--granularity", fmt::format("expected stepwise or pipelined, got \"{}\"", s_granularity));
     s_request.pipelined = s_granularity == "pipelined";
     if (!s_bandwidth.empty()) s_request.bandwidth_Bps = units::cli_bandwidth_Bps(s_bandwidth, "--bandwidth");
-    if (!s_latency.empty()) s_request.latency_s = units::cli_time_s(s_latency, "--latency");
+    if (!s_latency.empty()) s_request.latency_s = units::cli_latency_s(s_latency, "--latency");
     fmt::print("{}\n", ddlsim::sim::schedule_document(s_request).dump());
     return 0;
   }
@@ -187,20 +183,11 @@ int run_cli(int argc, char** argv) {
     req.workers = c_workers;
     req.bytes = units::cli_bytes(c_bytes, "--bytes");
     req.link.bandwidth_Bps = units::cli_bandwidth_Bps(c_bandwidth, "--bandwidth");
-    req.link.latency_s = units::cli_time_s(c_latency, "--latency");
+    req.link.latency_s = units::cli_latency_s(c_latency, "--latency");
     std::optional<double> preset_call_s;
     if (!c_software.empty()) {
       const bool object = c_software.find('{') != std::string::npos;
-      ddlsim::json value;
-      if (object) {
-        try {
-          value = ddlsim::json::parse(c_software);
-        } catch (const ddlsim::json::parse_error& e) {
-          throw ddlsim::ConfigError("--software", fmt::format("malformed JSON: {}", e.what()));
-        }
-      } else {
-        value = c_software;
-      }
+      const ddlsim::json value = object ? ddlsim::parse_json_option(c_software, "--software") : ddlsim::json(c_software);
       auto software = ddlsim::models::read_software(value, "--software");
       preset_call_s = software.call_cost_s;
       req.network.software = std::make_shared<const ddlsim::models::SoftwareCost>(std::move(software));
@@ -212,15 +199,8 @@ int run_cli(int argc, char** argv) {
       throw ddlsim::ConfigError("--call-cost", ddlsim::sim::call_cost_range_message(req.network.collective_call_s));
     if (server_bw_opt->count() > 0) req.server_bandwidth_Bps = units::cli_bandwidth_Bps(c_server_bandwidth, "--server-bandwidth");
     req.topology = c_topology;
-    auto parse_json = [](const std::string& text, const std::string& option) {
-      try {
-        return ddlsim::json::parse(text);
-      } catch (const ddlsim::json::parse_error& e) {
-        throw ddlsim::ConfigError(option, fmt::format("malformed JSON: {}", e.what()));
-      }
-    };
-    req.topology_params = parse_json(c_topology_params, "--topology-params");
-    req.params = parse_json(c_params, "--params");
+    req.topology_params = ddlsim::parse_json_option(c_topology_params, "--topology-params");
+    req.params = ddlsim::parse_json_option(c_params, "--params");
     // Option values checked by the scenario's readers, reported under the option's name.
     const ddlsim::json flag_values{{"fidelity", c_fidelity},        {"granularity", c_granularity},
                                    {"model", c_model},              {"latency-factor", c_latency_factor},

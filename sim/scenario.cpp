@@ -13,6 +13,42 @@ namespace ddlsim::sim {
 namespace {
 
 constexpr int MAX_WORKERS = 1'000'000;
+/// A straggler's compute-time factor (speed_factors, slow[].factor, and their product per rank).
+constexpr double MIN_SPEED_FACTOR = 1e-6;
+constexpr double MAX_SPEED_FACTOR = 1e6;
+/// The longest scenario name: it names the default output directory (NAME_MAX bytes).
+constexpr std::size_t MAX_NAME_BYTES = 255;
+
+}  // namespace
+
+void check_link_ranges(const platforms::Topology& topo, const std::string& path) {
+  for (auto e : boost::make_iterator_range(boost::edges(topo.graph))) {
+    const auto& link = topo.graph[e];
+    if (link.bandwidth_Bps < units::MIN_BANDWIDTH_BPS || link.bandwidth_Bps > units::MAX_BANDWIDTH_BPS)
+      throw ConfigError(path, fmt::format("link \"{}\" would have a bandwidth of {:g} B/s, outside {}",
+                                                        excerpt(link.name), link.bandwidth_Bps, units::bandwidth_range()));
+    if (link.latency_s > units::MAX_LATENCY_S)
+      throw ConfigError(path, fmt::format("link \"{}\" would have a latency of {:g} s, outside {}",
+                                                        excerpt(link.name), link.latency_s,
+                                                        units::time_range(units::MAX_LATENCY_S)));
+  }
+}
+
+namespace {
+
+/// The scenario's name, fit to name a directory (out/<name>).
+std::string read_name(ObjectReader& root) {
+  const std::string name = root.string("name", "scenario");
+  const bool control = std::any_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+  });
+  if (name.empty() || name == "." || name == ".." || name.size() > MAX_NAME_BYTES || control ||
+      name.find_first_of("/\\") != std::string::npos)
+    throw ConfigError("/name", fmt::format("expected a name for the output directory: 1 to {} bytes, no slash, "
+                                           "backslash or control character, not \".\" or \"..\"; got \"{}\"",
+                                           MAX_NAME_BYTES, excerpt(name)));
+  return name;
+}
 
 Plugin read_plugin(ObjectReader& training, const std::string& key, const std::string& default_name) {
   ObjectReader r = training.object(key);
@@ -32,73 +68,9 @@ platforms::LinkSpec read_link(ObjectReader& parent) {
   ObjectReader link = parent.object("link");
   platforms::LinkSpec spec;
   spec.bandwidth_Bps = link.bandwidth_Bps("bandwidth", 25e9 / 8);
-  spec.latency_s = link.time_s("latency", 1e-6);
+  spec.latency_s = link.latency_s("latency", 1e-6);
   link.finish();
   return spec;
-}
-
-std::vector<std::pair<double, double>> read_series(const json& value, const std::string& path, bool bandwidth) {
-  if (!value.is_array() || value.empty())
-    throw ConfigError(path, fmt::format("expected a non-empty array of [t_s, value] pairs, got {}", json_type_name(value)));
-  std::vector<std::pair<double, double>> out;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    const std::string p = fmt::format("{}/{}", path, i);
-    const json& pair = value[i];
-    if (!pair.is_array() || pair.size() != 2)
-      throw ConfigError(p, fmt::format("expected a [t_s, value] pair, got {}", pair.dump()));
-    const double t = checked_number(pair[0], p + "/0", 0, std::numeric_limits<double>::max());
-    if (!out.empty() && t <= out.back().first)
-      throw ConfigError(p + "/0", fmt::format("times must increase, got {} after {}", t, out.back().first));
-    double v = 0;
-    if (bandwidth) {
-      v = units::bandwidth_Bps(pair[1], p + "/1");
-      if (!(v > 0)) throw ConfigError(p + "/1", fmt::format("bandwidth must be positive, got {}", pair[1].dump()));
-    } else {
-      v = units::time_s(pair[1], p + "/1");
-      if (v < 0) throw ConfigError(p + "/1", fmt::format("time must not be negative, got {}", pair[1].dump()));
-    }
-    out.emplace_back(t, v);
-  }
-  return out;
-}
-
-std::vector<LinkTrace> read_link_traces(const json& value, const std::string& path, const platforms::Topology& topo) {
-  if (!value.is_array()) throw ConfigError(path, fmt::format("expected an array, got {}", json_type_name(value)));
-  std::set<std::string> names;
-  for (auto e : boost::make_iterator_range(boost::edges(topo.graph))) names.insert(topo.graph[e].name);
-  std::vector<LinkTrace> out;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    ObjectReader r(value[i], fmt::format("{}/{}", path, i));
-    LinkTrace trace;
-    if (const json* links = r.find("links")) {
-      if (!links->is_array()) throw ConfigError(r.path_of("links"), fmt::format("expected an array of link names, got {}", json_type_name(*links)));
-      for (std::size_t k = 0; k < links->size(); ++k) {
-        const std::string p = fmt::format("{}/{}", r.path_of("links"), k);
-        if (!(*links)[k].is_string()) throw ConfigError(p, fmt::format("expected a link name, got {}", json_type_name((*links)[k])));
-        const auto name = (*links)[k].get<std::string>();
-        if (names.count(name) == 0)
-          throw ConfigError(p, fmt::format("unknown link \"{}\"; `ddlsim platform SCENARIO --dot FILE` shows every link name", name));
-        trace.links.push_back(name);
-      }
-    }
-    if (const json* bw = r.find("bandwidth")) trace.bandwidth_Bps = read_series(*bw, r.path_of("bandwidth"), true);
-    if (const json* lat = r.find("latency")) trace.latency_s = read_series(*lat, r.path_of("latency"), false);
-    trace.period_s = r.has("period") ? r.time_s("period", -1) : -1;
-    if (trace.bandwidth_Bps.empty() && trace.latency_s.empty())
-      throw ConfigError(r.path(), "a link trace needs \"bandwidth\" or \"latency\"");
-    if (r.has("period")) {
-      double last = 0;
-      for (const auto* series : {&trace.bandwidth_Bps, &trace.latency_s})
-        if (!series->empty()) last = std::max(last, series->back().first);
-      if (!(trace.period_s > last))
-        throw ConfigError(r.path_of("period"),
-                          fmt::format("the period must be longer than the trace's last time ({} s), got {} s", last,
-                                      trace.period_s));
-    }
-    r.finish();
-    out.push_back(std::move(trace));
-  }
-  return out;
 }
 
 StragglerSpec read_stragglers(ObjectReader& r, int workers) {
@@ -109,7 +81,8 @@ StragglerSpec read_stragglers(ObjectReader& r, int workers) {
                         fmt::format("expected an array of {} compute-time factors (one per worker), got {}", workers,
                                     f->is_array() ? fmt::format("{} values", f->size()) : json_type_name(*f)));
     for (std::size_t i = 0; i < f->size(); ++i)
-      spec.speed_factors.push_back(checked_number((*f)[i], fmt::format("{}/{}", r.path_of("speed_factors"), i), 1e-6, 1e6));
+      spec.speed_factors.push_back(checked_number((*f)[i], fmt::format("{}/{}", r.path_of("speed_factors"), i),
+                                                  MIN_SPEED_FACTOR, MAX_SPEED_FACTOR));
   }
   if (const json* slow = r.find("slow")) {
     if (!slow->is_array()) throw ConfigError(r.path_of("slow"), fmt::format("expected an array, got {}", json_type_name(*slow)));
@@ -117,9 +90,15 @@ StragglerSpec read_stragglers(ObjectReader& r, int workers) {
     for (std::size_t i = 0; i < slow->size(); ++i) {
       ObjectReader e((*slow)[i], fmt::format("{}/{}", r.path_of("slow"), i));
       const auto rank = e.required_integer("rank", 0, workers - 1);
-      const double factor = e.number("factor", 2.0, 1e-6, 1e6);
+      const double factor = e.number("factor", 2.0, MIN_SPEED_FACTOR, MAX_SPEED_FACTOR);
       e.finish();
-      spec.speed_factors[static_cast<std::size_t>(rank)] *= factor;
+      double& combined = spec.speed_factors[static_cast<std::size_t>(rank)];
+      combined *= factor;
+      if (combined < MIN_SPEED_FACTOR || combined > MAX_SPEED_FACTOR)
+        throw ConfigError(e.path_of("factor"),
+                          fmt::format("rank {}'s factors multiply to {:g}, outside [{:g}, {:g}] (a compute-time "
+                                      "factor's range)",
+                                      rank, combined, MIN_SPEED_FACTOR, MAX_SPEED_FACTOR));
     }
   }
   const std::string dist = r.choice("distribution", {"none", "normal", "lognormal", "exponential"}, "none");
@@ -130,7 +109,8 @@ StragglerSpec read_stragglers(ObjectReader& r, int workers) {
   if (spec.distribution == NoiseDistribution::NONE && r.raw().contains("sigma"))
     throw ConfigError(r.path_of("sigma"), "only valid with a noise \"distribution\" (normal, lognormal, exponential)");
   if (spec.distribution != NoiseDistribution::NONE && !r.raw().contains("sigma"))
-    throw ConfigError(r.path_of("sigma"), fmt::format("missing: distribution \"{}\" needs its \"sigma\" (a number > 0)", dist));
+    throw ConfigError(r.path_of("sigma"), fmt::format("missing: distribution \"{}\" needs its \"sigma\" (a number > 0){}",
+                                                      dist, r.misspelling_hint("sigma")));
   spec.sigma = r.number("sigma", 0.0, 0.0, 100.0);
   if (spec.distribution != NoiseDistribution::NONE && spec.sigma <= 0)
     throw ConfigError(r.path_of("sigma"),
@@ -160,64 +140,11 @@ std::string to_string(NetworkModel m) {
 }
 std::string to_string(Granularity g) { return g == Granularity::STEPWISE ? "stepwise" : "pipelined"; }
 
-void apply_override(json& doc, const std::string& assignment) {
-  const auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw ConfigError("", fmt::format("--set \"{}\": expected PATH=VALUE, e.g. platform.workers=16", assignment));
-  std::string path = assignment.substr(0, eq);
-  const std::string text = assignment.substr(eq + 1);
-  if (path.front() != '/') {
-    std::string pointer;
-    std::size_t start = 0;
-    while (true) {
-      auto dot = path.find('.', start);
-      pointer = pointer_append(pointer, path.substr(start, dot - start));
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    path = pointer;
-  }
-  json value;
-  try {
-    value = json::parse(text);
-  } catch (const json::parse_error&) {
-    value = text;  // a bare word such as 25Gbps or tree
-  }
-  // Walk, creating intermediate objects; refuse to walk through a non-object.
-  json* node = &doc;
-  json::json_pointer pointer(path);
-  std::vector<std::string> tokens;
-  for (auto p = pointer; !p.empty(); p = p.parent_pointer()) tokens.insert(tokens.begin(), p.back());
-  std::string walked;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (node->is_null()) *node = json::object();
-    if (node->is_array()) {
-      const auto& t = tokens[i];
-      std::size_t index = 0;
-      bool numeric = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
-      if (numeric) index = std::stoul(t);
-      if (!numeric || index >= node->size())
-        throw ConfigError(walked.empty() ? "/" : walked,
-                          fmt::format("--set: no element \"{}\" in an array of {} elements", t, node->size()));
-      node = &(*node)[index];
-    } else if (node->is_object()) {
-      node = &(*node)[tokens[i]];
-    } else {
-      throw ConfigError(walked.empty() ? "/" : walked,
-                        fmt::format("--set: cannot set \"{}\" inside {}", tokens[i], json_type_name(*node)));
-    }
-    walked = pointer_append(walked, tokens[i]);
-  }
-  *node = value;
-}
-
 Scenario parse_scenario(const json& doc, const std::string& base_dir) {
   Scenario s;
   s.document = doc;
   ObjectReader root(doc, "");
-  s.name = root.string("name", "scenario");
-  if (s.name.empty() || s.name.find_first_of("/\\") != std::string::npos)
-    throw ConfigError("/name", fmt::format("expected a non-empty name without slashes, got \"{}\"", s.name));
+  s.name = read_name(root);
   s.description = root.string("description", "");
   s.seed = static_cast<std::uint64_t>(root.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
   check_sweep_section(root.find("sweep"));  // the grid of analysis/sweep.py: checked, not run
@@ -242,6 +169,13 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     request.link = s.platform.link;
     s.platform.graph = builder->build(request);
     platforms::check_connected(s.platform.graph, "/platform/params");
+    check_link_ranges(s.platform.graph, "/platform/params");
+    if (const int g = s.platform.graph.gpus_per_node; g > 0 && s.platform.workers % g != 0)
+      throw ConfigError("/platform/params/gpus_per_node",
+                        fmt::format("{} GPUs per node{} do not divide the {} workers (nodes fill in rank order: the "
+                                    "last would hold {}); give a gpus_per_node that divides them",
+                                    g, params.contains("gpus_per_node") ? "" : " (the default)", s.platform.workers,
+                                    s.platform.workers % g));
   }
 
   {  // network
@@ -291,7 +225,8 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     const bool has_synthetic = w.has("synthetic");
     if (has_profile == has_synthetic)
       throw ConfigError("/workload", has_profile ? "give either \"profile\" or \"synthetic\", not both"
-                                                 : "missing workload: give \"profile\" (a profile file) or \"synthetic\"");
+                                                 : "missing workload: give \"profile\" (a profile file) or \"synthetic\"" +
+                                                       w.misspelling_hint("profile") + w.misspelling_hint("synthetic"));
     if (has_profile) {
       s.workload.profile_file = resolve_beside(w.required_string("profile"), base_dir);
       s.workload.profile = models::load_profile_file(s.workload.profile_file, "/workload/profile");

@@ -52,6 +52,13 @@ struct LinkTrace {
   std::vector<std::pair<double, double>> latency_s;         // (t_s, latency)
   double period_s = -1;                                     // repeat period; -1 = no repeat
 };
+/// The shortest repeat period of a link trace (docs/reliability.md, "Ranges").
+inline constexpr double MIN_TRACE_PERIOD_S = 1e-3;
+/// Every link of a built platform within a bandwidth's and a latency's ranges (models/units.hpp):
+/// derived values (a fat tree's link.bandwidth / oversubscription, say) are checked as given ones.
+void check_link_ranges(const platforms::Topology& topo, const std::string& path);
+/// Reads "network.link_traces" against the platform's link names (sim/scenario_link_traces.cpp).
+std::vector<LinkTrace> read_link_traces(const json& value, const std::string& path, const platforms::Topology& topo);
 
 /// The largest fixed cost per collective call accepted (1 s: real ones are microseconds to milliseconds).
 inline constexpr double MAX_CALL_COST_S = 1.0;
@@ -187,9 +194,9 @@ double StragglerSpec::factor(int rank, Rng& rng) const {
   return f;
 }
 
-/// Applies one "--set path=value" override to `doc`. `path` is dotted
-/// (platform.link.bandwidth) or a JSON pointer (/platform/link/bandwidth);
-/// `value` is parsed as JSON, and taken as a string if it is not valid JSON.
+/// Applies one "--set path=value" override to `doc` (sim/scenario_override.cpp). `path` is dotted
+/// (platform.link.bandwidth) or a JSON pointer (/platform/link/bandwidth); `value` is parsed as
+/// JSON (with the limits of models/json_input.hpp), and taken as a string if it is not valid JSON.
 void apply_override(json& doc, const std::string& assignment);
 
 /// Refuses settings the engine would ignore together (sim/scenario_checks.cpp): a collective

@@ -10,9 +10,13 @@
 namespace ddlsim::sim {
 namespace {
 
+constexpr std::size_t MAX_OVERRIDE_PATH_BYTES = 1000;
+
 /// The JSON pointer an override path names (as apply_override reads it), or nullopt if `path` is
 /// neither a dotted path of names nor a JSON pointer.
 std::optional<std::string> override_pointer(const std::string& path) {
+  // std::regex recurses per character: a key of megabytes would overflow the stack. No path is this long.
+  if (path.size() > MAX_OVERRIDE_PATH_BYTES) return std::nullopt;
   static const std::regex dotted("[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*");
   static const std::regex pointer("(/([^~/\\s=]|~[01])*)+");
   if (std::regex_match(path, pointer)) return path;
@@ -41,11 +45,11 @@ void check_sweep_section(const json* sweep) {
     if (!pointer)
       throw ConfigError(path, fmt::format("\"{}\" is not an override path: use a dotted path (platform.workers) or "
                                           "a JSON pointer (/platform/workers)",
-                                          key));
+                                          excerpt(key)));
     if (*pointer == "/sweep" || pointer->rfind("/sweep/", 0) == 0)
       throw ConfigError(path, "a sweep cannot vary its own section");
     if (const auto [it, fresh] = seen.emplace(*pointer, key); !fresh)
-      throw ConfigError(path, fmt::format("names the same field as \"{}\"", it->second));
+      throw ConfigError(path, fmt::format("names the same field as \"{}\"", excerpt(it->second)));
     if (!values.is_array() || values.empty())
       throw ConfigError(path, fmt::format("expected a non-empty array of values, got {}",
                                           values.is_array() ? "an empty array" : json_type_name(values)));
@@ -53,7 +57,7 @@ void check_sweep_section(const json* sweep) {
       for (std::size_t j = 0; j < i; ++j)
         if (values[i] == values[j])
           throw ConfigError(pointer_append(path, std::to_string(i)),
-                            fmt::format("{} is listed twice (also at index {})", values[i].dump(), j));
+                            fmt::format("{} is listed twice (also at index {})", value_text(values[i]), j));
   }
 }
 

@@ -171,7 +171,7 @@ std::unique_ptr<Collective> make_auto(ObjectReader& params) {
       const auto name = item.get<std::string>();
       auto it = std::find_if(all.begin(), all.end(), [&](const Candidate& c) { return c.name == name; });
       if (it == all.end())
-        throw ConfigError(item_path, fmt::format("unknown all-reduce algorithm \"{}\"; valid names are: {}", name,
+        throw ConfigError(item_path, fmt::format("unknown all-reduce algorithm \"{}\"; valid names are: {}", excerpt(name),
                                                  join_names(valid)));
       chosen.push_back(Candidate{name, registry.create(name, json::object(), item_path, item_path, "collective")});
     }
@@ -179,7 +179,7 @@ std::unique_ptr<Collective> make_auto(ObjectReader& params) {
     chosen = std::move(all);
   }
   AlphaBeta reference;
-  reference.alpha_s = params.time_s("latency", 2e-6);
+  reference.alpha_s = params.latency_s("latency", 2e-6);
   reference.beta_s_per_byte = 1.0 / params.bandwidth_Bps("bandwidth", 3.125e9);
   return std::make_unique<AutoAllreduce>(std::move(chosen), reference);
 }

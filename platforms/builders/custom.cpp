@@ -101,7 +101,7 @@ CustomGraph read_custom(ObjectReader& params) {
     std::string name = node.required_string("name");
     if (name.empty()) throw ConfigError(node.path_of("name"), "node name must not be empty");
     if (!index.emplace(name, i).second)
-      throw ConfigError(node.path_of("name"), fmt::format("duplicate node name \"{}\"", name));
+      throw ConfigError(node.path_of("name"), fmt::format("duplicate node name \"{}\"", excerpt(name)));
     node.require("kind");
     std::string kind = node.choice("kind", {"worker", "server", "switch"}, "");
     node.finish();
@@ -118,18 +118,18 @@ CustomGraph read_custom(ObjectReader& params) {
     auto end_of = [&](const std::string& key) {
       std::string name = edge.required_string(key);
       auto it = index.find(name);
-      if (it == index.end()) throw ConfigError(edge.path_of(key), fmt::format("unknown node \"{}\"", name));
+      if (it == index.end()) throw ConfigError(edge.path_of(key), fmt::format("unknown node \"{}\"", excerpt(name)));
       return it->second;
     };
     CustomEdge e{end_of("a"), end_of("b"), {}, {}};
     if (e.a == e.b)
-      throw ConfigError(edge.path(), fmt::format("self-loop: node \"{}\" is linked to itself", spec.names[e.a]));
+      throw ConfigError(edge.path(), fmt::format("self-loop: node \"{}\" is linked to itself", excerpt(spec.names[e.a])));
     auto [it, fresh] = seen.emplace(std::minmax(e.a, e.b), edge.path());
     if (!fresh)
       throw ConfigError(edge.path(), fmt::format("duplicate edge between \"{}\" and \"{}\" (also at {})",
-                                                 spec.names[e.a], spec.names[e.b], it->second));
+                                                 excerpt(spec.names[e.a]), excerpt(spec.names[e.b]), it->second));
     if (edge.has("bandwidth")) e.bandwidth_Bps = edge.bandwidth_Bps("bandwidth", 0);
-    if (edge.has("latency")) e.latency_s = edge.time_s("latency", 0);
+    if (edge.has("latency")) e.latency_s = edge.latency_s("latency", 0);
     edge.finish();
     spec.edges.push_back(e);
   }

@@ -62,6 +62,9 @@ class DragonflyBuilder final : public TopologyBuilder {
                                     "but the platform has {}",
                                     g, a, p, g * a * p, describe_hosts(request)));
 
+    // Host links, all-to-all router links in each group, one global link per pair of groups.
+    check_link_count(needed + std::int64_t{g} * a * (a - 1) / 2 + std::int64_t{g} * (g - 1) / 2, request.params_path,
+                     fmt::format("a dragonfly of {} groups of {} routers", g, a));
     Topology topo;
     topo.kind = "dragonfly";
     auto hosts = add_hosts(topo, request);
@@ -101,7 +104,7 @@ DragonflyParams read_dragonfly(ObjectReader& params) {
                                   "joined pairwise, got {}",
                                   max_groups, p.groups));
   if (params.has("global_bandwidth")) p.global_bandwidth_Bps = params.bandwidth_Bps("global_bandwidth", 0);
-  if (params.has("global_latency")) p.global_latency_s = params.time_s("global_latency", 0);
+  if (params.has("global_latency")) p.global_latency_s = params.latency_s("global_latency", 0);
   return p;
 }
 

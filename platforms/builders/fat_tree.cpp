@@ -13,7 +13,7 @@
 // Parameters:
 //   "k"                even integer in [2, 256]; default: the smallest even k
 //                      with k^3/4 >= workers + parameter_servers.
-//   "oversubscription" number >= 1, default 1. Every switch-to-switch link
+//   "oversubscription" number in [1, 1e6], default 1. Every switch-to-switch link
 //                      (edge-aggregation and aggregation-core) gets the
 //                      platform bandwidth divided by this factor (same
 //                      latency); host links keep the platform link. 1 is the
@@ -38,6 +38,9 @@ class FatTreeBuilder final : public TopologyBuilder {
     if (k == 0)
       for (k = 2; k * k * k / 4 < hosts_needed;) k += 2;
     const int half = k / 2;
+    // Host links (one per host), then k pods of (k/2)^2 edge-aggregation and (k/2)^2 aggregation-core links.
+    check_link_count(hosts_needed + std::int64_t{k} * half * half * 2, request.params_path + "/k",
+                     fmt::format("a k={} fat tree", k));
     if (hosts_needed > k * k * k / 4)
       throw ConfigError(request.workers_path,
                         fmt::format("a k={} fat tree holds at most {} hosts, but the platform has {}", k, k * k * k / 4,
@@ -80,6 +83,6 @@ DDLSIM_REGISTER(ddlsim::platforms::TopologyBuilder, "fat_tree",
                   if (k % 2 != 0)
                     throw ddlsim::ConfigError(params.path_of("k"), fmt::format("k must be even, got {}", k));
                   double oversubscription =
-                      params.number("oversubscription", 1, 1, std::numeric_limits<double>::infinity());
+                      params.number("oversubscription", 1, 1, 1e6);
                   return std::make_unique<ddlsim::platforms::FatTreeBuilder>(k, oversubscription);
                 })

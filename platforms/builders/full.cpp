@@ -1,6 +1,7 @@
 // Full: a complete graph, every pair of hosts linked directly.
 //
-// H hosts (workers 0..N-1, then servers 0..S-1), H(H-1)/2 platform links, no
+// H hosts (workers 0..N-1, then servers 0..S-1), H(H-1)/2 platform links (at
+// most MAX_PLATFORM_LINKS: 2,896 hosts), no
 // switches; every host is one hop from every other. An idealised
 // all-to-all fabric (e.g. a single NVSwitch domain seen as point-to-point
 // links). No parameters.
@@ -10,12 +11,16 @@
 // in MPICH", IJHPCA 2005.
 #include "platforms/topology.hpp"
 
+#include <fmt/format.h>
+
 namespace ddlsim::platforms {
 namespace {
 
 class FullBuilder final : public TopologyBuilder {
  public:
   [[nodiscard]] Topology build(const BuildRequest& request) const override {
+    const std::int64_t h = host_count(request);
+    check_link_count(h * (h - 1) / 2, request.workers_path, fmt::format("a full mesh of {}", describe_hosts(request)));
     Topology topo;
     topo.kind = "full";
     auto hosts = add_hosts(topo, request);

@@ -60,7 +60,7 @@ DDLSIM_REGISTER(ddlsim::platforms::TopologyBuilder, "hierarchical",
                   ddlsim::ObjectReader intra = params.object("intra_link");
                   ddlsim::platforms::LinkSpec link;
                   link.bandwidth_Bps = intra.bandwidth_Bps("bandwidth", 300e9);
-                  link.latency_s = intra.time_s("latency", 1e-6);
+                  link.latency_s = intra.latency_s("latency", 1e-6);
                   intra.finish();
                   return std::make_unique<ddlsim::platforms::HierarchicalBuilder>(gpus, link);
                 })

@@ -3,6 +3,7 @@
 #include "models/error.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <stdexcept>
 
 using namespace ddlsim;
@@ -65,4 +66,41 @@ TEST_CASE("formatting for tables") {
   CHECK(units::format_bandwidth(3.125e9) == "25 Gbps");
   CHECK(units::format_time(2e-6) == "2 us");
   CHECK(units::format_bytes(25e6) == "25 MB");
+}
+
+TEST_CASE("every quantity has a range, stated in the message") {
+  using nlohmann::json;
+  // At the edges: accepted.
+  CHECK(units::bandwidth_Bps(json("1bps"), "/b") == units::MIN_BANDWIDTH_BPS);
+  CHECK(units::bandwidth_Bps(json("1000TBps"), "/b") == units::MAX_BANDWIDTH_BPS);
+  CHECK(units::time_s(json(units::MAX_TIME_S), "/t") == units::MAX_TIME_S);
+  CHECK(units::time_s(json(units::MIN_POSITIVE_TIME_S), "/t") == units::MIN_POSITIVE_TIME_S);
+  CHECK(units::time_s(json(0), "/t") == 0);
+  CHECK(units::bytes(json(units::MAX_BYTES), "/m") == units::MAX_BYTES);
+  // Beyond: refused, naming the range.
+  CHECK_THROWS_WITH_AS(units::bandwidth_Bps(json("1e308Gbps"), "/b"),
+                       "/b: bandwidth out of range: expected 1bps to 1000TBps, got \"1e308Gbps\"", ConfigError);
+  CHECK_THROWS_WITH_AS(units::bandwidth_Bps(json("0.5bps"), "/b"),
+                       "/b: bandwidth out of range: expected 1bps to 1000TBps, got \"0.5bps\"", ConfigError);
+  CHECK_THROWS_WITH_AS(units::time_s(json("1e308s"), "/t"),
+                       fmt::format("/t: time out of range: expected {}, got \"1e308s\"", units::time_range()).c_str(),
+                       ConfigError);
+  CHECK(units::time_range() == "0 or 1e-15 s to 1e+06 s");
+  CHECK(units::time_range(units::MAX_LATENCY_S) == "0 or 1e-15 s to 1 s");
+  CHECK_THROWS_WITH_AS(units::time_s(json(9223372036854775807LL), "/l", units::MAX_LATENCY_S),
+                       "/l: time out of range: expected 0 or 1e-15 s to 1 s, got 9223372036854775807", ConfigError);
+  CHECK_THROWS_WITH_AS(units::time_s(json(1e-320), "/t"),
+                       "/t: time out of range: expected 0 or 1e-15 s to 1e+06 s, got 1e-320", ConfigError);
+  CHECK_THROWS_WITH_AS(units::bytes(json(2e15), "/m"),
+                       "/m: size out of range: expected 0 B to 1e+15 B, got 2e+15", ConfigError);
+  CHECK_THROWS_WITH_AS(units::time_s(json("1e999s"), "/t"),
+                       "/t: number out of range in \"1e999s\": it does not fit in a double", ConfigError);
+  // The command line has the same ranges.
+  CHECK_THROWS_WITH_AS(units::cli_latency_s("2", "--latency"),
+                       "--latency: time out of range: expected 0 or 1e-15 s to 1 s, got \"2\"", ConfigError);
+  CHECK(units::cli_time_s("2", "--t") == 2.0);
+  CHECK_THROWS_WITH_AS(units::cli_bytes("1e16", "--bytes"),
+                       "--bytes: size out of range: expected 0 B to 1e+15 B, got \"1e16\"", ConfigError);
+  CHECK_THROWS_WITH_AS(units::cli_bandwidth_Bps("1e20TBps", "--bandwidth"),
+                       "--bandwidth: bandwidth out of range: expected 1bps to 1000TBps, got \"1e20TBps\"", ConfigError);
 }

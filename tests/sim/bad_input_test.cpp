@@ -12,14 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-json good() {
-  return json::parse(R"({
-    "name": "bad-input",
-    "platform": {"topology": "star", "workers": 4, "link": {"bandwidth": "10Gbps", "latency": "1us"}},
-    "workload": {"synthetic": {"layers": 2}, "iterations": 1},
-    "training": {"sync": {"name": "bsp"}, "collective": {"name": "ring"}}
-  })");
-}
+json good() { return ddlsim::test::small_scenario("bad-input"); }
 
 /// Runs `ddlsim run` on `doc` and returns stderr after checking exit code 2 and no output.
 std::string run_bad(const std::string& text, const std::string& extra = "") {

@@ -1,6 +1,7 @@
 // Test helper: run the ddlsim binary in a child process and capture its output.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <csignal>
@@ -68,6 +69,31 @@ inline CommandResult ddlsim(const std::string& args) {
   r.out = slurp(tmp.path() / "out");
   r.err = slurp(tmp.path() / "err");
   return r;
+}
+
+/// A valid scenario named `name` that runs in milliseconds (4 workers on a star, 2 synthetic layers,
+/// 1 iteration, BSP and a ring all-reduce): the base the bad-input tests spoil one value of.
+inline nlohmann::json small_scenario(const std::string& name) {
+  auto doc = nlohmann::json::parse(R"({
+    "platform": {"topology": "star", "workers": 4, "link": {"bandwidth": "10Gbps", "latency": "1us"}},
+    "workload": {"synthetic": {"layers": 2}, "iterations": 1},
+    "training": {"sync": {"name": "bsp"}, "collective": {"name": "ring"}}
+  })");
+  doc["name"] = name;
+  return doc;
+}
+
+/// Runs `ddlsim <args>` expecting bad input: exit code 2, nothing on stdout, exactly one line on
+/// stderr, which is returned with every occurrence of `file` (if given) replaced by "FILE".
+inline std::string bad_input(const std::string& args, const std::string& file = "") {
+  auto r = ddlsim(args);
+  CHECK_MESSAGE(r.exit_code == 2, args.substr(0, 200));
+  CHECK(r.out.empty());
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  std::string err = r.err;
+  if (!file.empty())
+    for (auto pos = err.find(file); pos != std::string::npos; pos = err.find(file)) err.replace(pos, file.size(), "FILE");
+  return err;
 }
 
 /// `ddlsim ARGS...` started in the background, without a shell (so signals reach it), its stdout

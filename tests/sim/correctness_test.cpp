@@ -2,6 +2,8 @@
 // principles (link bandwidths, latencies and bytes), never copied from a run.
 #include "tests/sim/cli.hpp"
 
+#include "models/units.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <algorithm>
@@ -327,10 +329,14 @@ TEST_CASE("settings that would be silently ignored are refused") {
   call["network"]["collective_call_cost"] = "2s";
   CHECK(refused(call) == "ddlsim: error: /network/collective_call_cost: a collective call's fixed cost must be in [0, 1 "
                          "s] (real ones are microseconds to milliseconds), got 2 s\n");
-  const auto cli = ddlsim::test::ddlsim("collectives -n 4 --call-cost 1e300 --algorithms ring");
+  const auto cli = ddlsim::test::ddlsim("collectives -n 4 --call-cost 2 --algorithms ring");
   CHECK(cli.exit_code == 2);
   CHECK(cli.err == "ddlsim: error: --call-cost: a collective call's fixed cost must be in [0, 1 s] (real ones are "
-                   "microseconds to milliseconds), got 1e+300 s\n");
+                   "microseconds to milliseconds), got 2 s\n");
+  // Beyond any time's range, the range is what the message states.
+  CHECK(ddlsim::test::bad_input("collectives -n 4 --call-cost 1e300 --algorithms ring") ==
+        fmt::format("ddlsim: error: --call-cost: time out of range: expected {}, got \"1e300\"\n",
+                    ddlsim::units::time_range()));
   noise["training"]["stragglers"]["sigma"] = 0;
   CHECK(refused(noise) == "ddlsim: error: /training/stragglers/sigma: sigma 0 makes distribution \"normal\" draw no "
                           "noise; give sigma > 0, or \"distribution\": \"none\"\n");
