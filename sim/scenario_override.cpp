@@ -34,6 +34,14 @@ json::json_pointer pointer_of(const std::string& path, const std::string& assign
 }  // namespace
 
 void apply_override(json& doc, const std::string& assignment) {
+  try {  // a value that is not JSON is taken as a string, which must be text (JSON strings are UTF-8)
+    (void)json(assignment).dump();
+  } catch (const json::type_error& e) {
+    const std::string what = e.what();
+    const auto at = what.find("invalid UTF-8 byte");
+    throw ConfigError("--set", fmt::format("the assignment is not UTF-8 text: {}",
+                                           at == std::string::npos ? what : what.substr(at)));
+  }
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     throw ConfigError("", fmt::format("--set \"{}\": expected PATH=VALUE, e.g. platform.workers=16", excerpt(assignment)));

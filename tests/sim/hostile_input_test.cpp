@@ -153,6 +153,10 @@ TEST_CASE("--set: bad JSON-pointer escapes and array indices are bad input") {
   doc["network"] = {{"link_traces", json::array({{{"bandwidth", {{0, "1Gbps"}}}}})}};
   CHECK(run_bad(doc, "--set /network/link_traces/99999999999999999999999/period=1") ==
         "ddlsim: error: /network/link_traces: --set: no element \"99999999999999999999999\" in an array of 1 elements\n");
+  // A value that is not JSON is taken as a string: its bytes must be UTF-8 (0xFF never is; the
+  // assignment "platform.params=" is 16 bytes, so the bad byte is at index 16).
+  CHECK(run_bad(good(), "--set \"platform.params=$(printf '\\377')\"") ==
+        "ddlsim: error: --set: the assignment is not UTF-8 text: invalid UTF-8 byte at index 16: 0xFF\n");
 }
 
 TEST_CASE("null where an object belongs is refused, naming the path, and duplicate keys anywhere") {
