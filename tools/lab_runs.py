@@ -38,7 +38,9 @@ NETLAB = os.path.join(REPO, "tools", "netlab")
 LAB_STATE = os.environ.get("DDLSIM_NETLAB_STATE", "/run/ddlsim-netlab")
 LAB_HOST_PREFIX = "ddl-w"
 LAB_SUBNET = "10.78.0"
-PYTHON = "/usr/bin/python3"  # Debian's, which has torch
+# The interpreter that runs the ranks: the one running this tool (Debian's /usr/bin/python3 has torch),
+# so a machine whose torch lives in another interpreter runs `that-python3 tools/measure_ddp.py ...`.
+PYTHON = sys.executable or "/usr/bin/python3"
 
 
 class ToolError(Exception):
