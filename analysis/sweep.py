@@ -4,7 +4,7 @@ or as a Slurm job array.
 
     analysis/sweep.py SCENARIO [--grid platform.workers=1,2,4,8 ...] [--set PATH=VALUE ...] \
         [-j N] [--out DIR] [--ddlsim build/ddlsim] [--fidelity analytic|flow] [--force] [--quiet]
-    analysis/sweep.py SCENARIO --slurm [--points-per-task K] [--partition P] [--time T] \
+    analysis/sweep.py SCENARIO --slurm [--points-per-task K] [--partition P] [--time T] [--max-array-size N] \
         [--sbatch-arg ARG ...] [--wait] [--no-submit] ...
     analysis/sweep.py --collect DIR
 
@@ -85,6 +85,9 @@ def parse_args(argv):
     slurm.add_argument("--partition", help="#SBATCH --partition")
     slurm.add_argument("--time", help="#SBATCH --time: one task's limit (e.g. 30 or 2:00:00)")
     slurm.add_argument("--max-running", type=int, metavar="N", help="at most N array tasks at once (--array=...%%N)")
+    slurm.add_argument("--max-array-size", type=int, metavar="N",
+                       help="the cluster's MaxArraySize (default: scontrol show config's, else Slurm's default 1001); "
+                            "more array tasks than this are refused")
     slurm.add_argument("--sbatch-arg", action="append", default=[], metavar="ARG",
                        help="an #SBATCH line, e.g. --sbatch-arg=--mem=4G; repeatable")
     slurm.add_argument("--python", default="python3", help="Python 3 on the nodes (default %(default)s)")
@@ -98,6 +101,8 @@ def parse_args(argv):
         raise UsageError(f"-j {args.jobs}: must be at least 1")
     if args.timeout is not None and args.timeout <= 0:
         raise UsageError(f"--timeout {args.timeout}: must be positive")
+    if args.max_array_size is not None and args.max_array_size < 1:
+        raise UsageError(f"--max-array-size {args.max_array_size}: must be at least 1")
     if args.points_per_task < 1:
         raise UsageError(f"--points-per-task {args.points_per_task}: must be at least 1")
     if args.max_running is not None and args.max_running < 1:
@@ -112,7 +117,8 @@ def parse_args(argv):
         raise UsageError("expected a SCENARIO file (or --collect DIR)")
     slurm_only = [o for o, given in (("--wait", args.wait), ("--no-submit", args.no_submit),
                                      ("--partition", args.partition), ("--time", args.time),
-                                     ("--sbatch-arg", args.sbatch_arg), ("--max-running", args.max_running))
+                                     ("--sbatch-arg", args.sbatch_arg), ("--max-running", args.max_running),
+                                     ("--max-array-size", args.max_array_size is not None))
                   if given]
     if slurm_only and not args.slurm:
         raise UsageError(f"{slurm_only[0]}: only with --slurm")

@@ -77,8 +77,41 @@ def check(sweep):
                          f"(or scancel {job}), then rerun to submit what is missing")
 
 
+DEFAULT_MAX_ARRAY_SIZE = 1001  # Slurm's default MaxArraySize (slurm.conf(5)): task indices 0..1000
+
+
+def cluster_max_array_size():
+    """(MaxArraySize, where it came from): `scontrol show config`'s value, or Slurm's default when
+    scontrol is absent or does not say."""
+    try:
+        proc = subprocess.run(["scontrol", "show", "config"], stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=60)
+        for line in proc.stdout.splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "MaxArraySize" and value.strip().isdigit():
+                return int(value.strip()), "scontrol show config"
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return DEFAULT_MAX_ARRAY_SIZE, "Slurm's default; scontrol did not say"
+
+
+def check_array_size(points, opts):
+    """Refuses a job array with more tasks than the cluster takes (sbatch would reject it after the
+    plan is written), naming the smallest --points-per-task that fits."""
+    if opts.max_array_size is not None:
+        limit, source = opts.max_array_size, "--max-array-size"
+    else:
+        limit, source = cluster_max_array_size()
+    tasks = -(-points // opts.points_per_task)
+    if tasks > limit:
+        raise UsageError(f"--points-per-task {opts.points_per_task}: {points} point(s) make {tasks} array tasks, "
+                         f"more than MaxArraySize {limit} ({source}) allows; use --points-per-task "
+                         f"{-(-points // limit)} or more")
+
+
 def prepare(sweep, todo, ddlsim, opts):
     """Writes DIR/slurm/{plan.json,sweep.sbatch,code/} for the points `todo`; returns (script, tasks)."""
+    check_array_size(len(todo), opts)
     sdir = slurm_dir(sweep.out)
     os.makedirs(os.path.join(sdir, "logs"), exist_ok=True)
     os.makedirs(os.path.join(sdir, "code"), exist_ok=True)

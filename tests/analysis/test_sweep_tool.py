@@ -179,6 +179,41 @@ class SlurmScriptTest(SweepCase):
         self.assertIn("--array=0-11\n", self.script(out))
         self.assertEqual(self.plan(out)["ddlsim"], "ddlsim")
 
+    def test_more_array_tasks_than_max_array_size_are_refused(self):
+        path = self.write_scenario(scenario({"platform.workers": [1, 2, 4, 8],
+                                             "platform.link.bandwidth": ["10Gbps", "25Gbps", "100Gbps"]}))
+        out = os.path.join(self.tmp, "out")
+        # 12 points, 5 array tasks at most: 12 / 2 = 6 tasks is one too many; ceil(12 / 5) = 3 per task fits.
+        r = self.sweep(path, "--slurm", "--no-submit", "--points-per-task", "2", "--max-array-size", "5", "--out", out)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.strip().splitlines()[-1],
+                         "sweep.py: error: --points-per-task 2: 12 point(s) make 6 array tasks, more than "
+                         "MaxArraySize 5 (--max-array-size) allows; use --points-per-task 3 or more")
+        self.assertFalse(os.path.exists(os.path.join(out, "slurm", "plan.json")))
+        r = self.sweep(path, "--slurm", "--no-submit", "--points-per-task", "3", "--max-array-size", "4", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--array=0-3\n", self.script(out))
+        r = self.sweep(path, "--max-array-size", "4", "--out", out)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--max-array-size: only with --slurm", r.stderr)
+
+    def test_max_array_size_comes_from_scontrol_else_the_default(self):
+        bindir = os.path.join(self.tmp, "bin")
+        os.makedirs(bindir)
+        fake = os.path.join(bindir, "scontrol")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho 'MaxArraySize            = 40001'\necho 'MaxJobCount = 10000'\n")
+        os.chmod(fake, 0o755)
+        old = os.environ["PATH"]
+        try:
+            os.environ["PATH"] = bindir + os.pathsep + old
+            self.assertEqual(sweep_slurm.cluster_max_array_size(), (40001, "scontrol show config"))
+            os.environ["PATH"] = os.path.join(self.tmp, "nothing")
+            self.assertEqual(sweep_slurm.cluster_max_array_size(),
+                             (sweep_slurm.DEFAULT_MAX_ARRAY_SIZE, "Slurm's default; scontrol did not say"))
+        finally:
+            os.environ["PATH"] = old
+
     def test_an_array_task_runs_its_points_and_collect_assembles_them(self):
         path = self.write_scenario(scenario({"platform.workers": [1, 2, 4],
                                              "platform.link.bandwidth": ["10Gbps", "1furlong"]}))
