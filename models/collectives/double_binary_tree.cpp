@@ -31,6 +31,7 @@
 // broadcast, reduction and scan", Parallel Computing 35(12), 2009; NCCL 2.4
 // double binary trees (Jeaugey 2019).
 #include "models/collective.hpp"
+#include "models/collectives/port_plan.hpp"
 #include "models/collectives/schedule_util.hpp"
 
 namespace ddlsim::models {

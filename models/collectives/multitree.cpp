@@ -37,6 +37,7 @@
 // Sources: Huang, Xu, Chen, Yang, Ren & Li, "Communication algorithm-
 // architecture co-design for distributed deep learning", ISCA 2021.
 #include "models/collective.hpp"
+#include "models/collectives/port_plan.hpp"
 #include "models/collectives/schedule_util.hpp"
 
 #include <algorithm>
