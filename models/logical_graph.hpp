@@ -108,6 +108,13 @@ class LogicalGraph {
 /// or a duplicate edge (at .../edges/i).
 std::shared_ptr<const LogicalGraph> build_logical_graph(const GraphSpec& spec, int workers, std::uint64_t seed);
 
+namespace detail {
+/// torus2d's (rows, cols) for `workers`, or ConfigError as build_logical_graph() says (logical_graph_spec.cpp).
+std::pair<int, int> torus_shape(const GraphSpec& spec, int workers);
+/// A custom graph's edges checked against `workers`: ranks in range, no self-loop, no duplicate.
+void check_custom_edges(const GraphSpec& spec, int workers);
+}  // namespace detail
+
 struct SpectralGap {
   std::optional<double> value;  // 1 - |lambda_2| of the (mean) mixing matrix; nullopt when not computed
   std::string basis;            // how it was computed, or why not (one line, for summary.json)
