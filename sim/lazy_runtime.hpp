@@ -106,6 +106,13 @@ class LazyRuntime : public models::Runtime {
     if (debt_ > 0) sleep_for(debt_);
     debt_ = 0;
   }
+  /// `request` as queued now: submitted at now(), or at the next cycle (Horovod's launch wait).
+  [[nodiscard]] QueuedComm queued(const models::CommRequest& request) {
+    QueuedComm item{request, iteration_, now()};
+    if (!ctx_.launch_wait_s.empty() && request.group.empty() && request.bucket >= 0)
+      item.submit_s += ctx_.launch_wait_s.at(static_cast<std::size_t>(request.bucket));
+    return item;
+  }
   IterationRecord& current() {
     if (current_ == nullptr)
       throw std::logic_error(fmt::format("worker {}: compute or communication recorded outside an iteration", rank_));

@@ -18,10 +18,8 @@ class SimRuntime final : public LazyRuntime {
 
   void submit(const models::CommRequest& request) override {
     auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
-    QueuedComm item{request, iteration_, now()};
     if (!request.group.empty()) check_subgroup(request.group);
-    if (!ctx_.launch_wait_s.empty() && request.group.empty() && request.bucket >= 0)  // Horovod: the next cycle
-      item.submit_s += ctx_.launch_wait_s.at(static_cast<std::size_t>(request.bucket));
+    const QueuedComm item = queued(request);
     // Subgroup all-reduces run as flows at every fidelity (point_to_point_fidelity in summary.json).
     if (ctx_.analytic() && request.kind == models::CommRequest::Kind::ALLREDUCE && request.group.empty()) {
       state.analytic_pending.push_back(item);
