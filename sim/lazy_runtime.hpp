@@ -4,6 +4,7 @@
 // analytic fiber lane (sim/fiber_lane.cpp, analytic fidelity without SimGrid).
 #pragma once
 
+#include "models/profile.hpp"
 #include "sim/context.hpp"
 
 #include <random>
@@ -43,6 +44,28 @@ class LazyRuntime : public models::Runtime {
     debt_ += seconds;
     current().compute_s += seconds;
     if (phase == models::Phase::ENCODE || phase == models::Phase::DECODE) current().codec_s += seconds;
+  }
+
+  /// Untraced, one step: the same additions in the same order as compute() layer by layer.
+  void compute_layers(const std::vector<models::Layer>& layers, std::size_t first, std::size_t last,
+                      models::Phase phase) override {
+    if (ctx_.traced(rank_, iteration_)) return models::Runtime::compute_layers(layers, first, last, phase);
+    const bool forward = phase == models::Phase::FORWARD;
+    double debt = debt_, compute_s = 0;
+    bool any = false;
+    for (std::size_t i = first; i < last; ++i) {
+      const auto& layer = layers[forward ? i : last - 1 - (i - first)];
+      double seconds = forward ? layer.forward_s : layer.backward_s;
+      if (seconds <= 0) continue;
+      if (!any) compute_s = current().compute_s;
+      any = true;
+      seconds *= factor_;
+      debt += seconds;
+      compute_s += seconds;
+    }
+    if (!any) return;
+    debt_ = debt;
+    current().compute_s = compute_s;
   }
 
   void wait_comm() override {
