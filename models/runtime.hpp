@@ -14,6 +14,7 @@
 //  - graph(): the sync model's logical communication graph (out_peers, in_peers).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,7 @@
 namespace ddlsim::models {
 
 class LogicalGraph;  // models/logical_graph.hpp
+struct Layer;        // models/profile.hpp
 
 /// What a stretch of compute time is, for the recorder and the timeline. FRAMEWORK: the profile's
 /// unattributed time and the scenario's framework overhead; COPY: a bucket's flatten or unflatten copy.
@@ -68,6 +70,10 @@ class Runtime {
   [[nodiscard]] virtual double now() = 0;
   /// Spends `seconds` of this worker's compute (stragglers and noise are applied by the runtime).
   virtual void compute(double seconds, Phase phase, const std::string& label) = 0;
+  /// compute() of each of layers [first, last) in turn, labelled with its name: FORWARD their
+  /// forward_s in ascending order, BACKWARD their backward_s from last - 1 down to first. A runtime
+  /// may do it in one step if the effect equals the calls one by one.
+  virtual void compute_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last, Phase phase);
   /// Queues a communication on this worker's communication stream.
   virtual void submit(const CommRequest& request) = 0;
   /// Blocks until every submitted communication has finished.

@@ -23,6 +23,13 @@ std::string to_string(Phase phase) {
   return "?";
 }
 
+void Runtime::compute_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last, Phase phase) {
+  if (phase == Phase::FORWARD)
+    for (std::size_t k = first; k < last; ++k) compute(layers[k].forward_s, phase, layers[k].name);
+  else
+    for (std::size_t k = last; k-- > first;) compute(layers[k].backward_s, phase, layers[k].name);
+}
+
 std::vector<int> Runtime::out_peers(int round) const {
   const auto* g = graph();
   return g != nullptr ? g->out_peers(rank(), round) : std::vector<int>{};
@@ -91,7 +98,7 @@ void replay_forward(Runtime& rt, const TrainingPlan& plan) {
   if (p.unattributed_s > 0) rt.compute(p.unattributed_s, Phase::FRAMEWORK, "unattributed");
   if (plan.framework_overhead_s > 0) rt.compute(plan.framework_overhead_s, Phase::FRAMEWORK, "framework overhead");
   if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");
-  for (const auto& layer : p.layers) rt.compute(layer.forward_s, Phase::FORWARD, layer.name);
+  rt.compute_layers(p.layers, 0, p.layers.size(), Phase::FORWARD);
 }
 
 double bucket_copy_s(const TrainingPlan& plan, std::size_t b) {
@@ -116,7 +123,7 @@ void copy_out(Runtime& rt, const TrainingPlan& plan) {
 void replay_compute(Runtime& rt, const TrainingPlan& plan, bool optimizer) {
   const Profile& p = *plan.profile;
   replay_forward(rt, plan);
-  for (std::size_t k = p.layers.size(); k-- > 0;) rt.compute(p.layers[k].backward_s, Phase::BACKWARD, p.layers[k].name);
+  rt.compute_layers(p.layers, 0, p.layers.size(), Phase::BACKWARD);
   if (optimizer && p.optimizer_s > 0) rt.compute(p.optimizer_s, Phase::OPTIMIZER, "optimizer");
 }
 
@@ -150,10 +157,15 @@ void replay_iteration(Runtime& rt, const TrainingPlan& plan, CommRequest::Kind k
     rt.submit(CommRequest{kind, static_cast<int>(b), bytes, {}, root});
   };
   replay_forward(rt, plan);
+  // Backward from the last layer down; with overlap, bucket `next` is submitted once its lowest
+  // layer is done (one bucket per layer at most; the rest after the backward pass).
   std::size_t next = 0;
-  for (std::size_t k = p.layers.size(); k-- > 0;) {
-    rt.compute(p.layers[k].backward_s, Phase::BACKWARD, p.layers[k].name);
-    if (plan.overlap && next < plan.buckets.size() && plan.buckets[next].last_layer == k) submit(next++);
+  for (std::size_t k = p.layers.size(); k > 0;) {
+    const bool at_bucket = plan.overlap && next < plan.buckets.size() && plan.buckets[next].last_layer < k;
+    const std::size_t stop = at_bucket ? plan.buckets[next].last_layer : 0;
+    rt.compute_layers(p.layers, stop, k, Phase::BACKWARD);
+    if (at_bucket) submit(next++);
+    k = stop;
   }
   for (; next < plan.buckets.size(); ++next) submit(next);
   rt.wait_comm();

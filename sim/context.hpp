@@ -47,8 +47,8 @@ struct QueuedComm {
 /// Per-worker state shared by its compute actor and its communication-stream actor.
 struct WorkerState {
   std::deque<QueuedComm> queue;
-  sg4::SemaphorePtr queued = sg4::Semaphore::create(0);
-  sg4::SemaphorePtr drained = sg4::Semaphore::create(0);  // released once when a waiter waits for the stream
+  sg4::SemaphorePtr queued;   // SimGrid lane only (created with the actors)
+  sg4::SemaphorePtr drained;  // released once when a waiter waits for the stream
   int outstanding = 0;                                     // submitted and not finished
   bool waiting = false;
   std::vector<QueuedComm> analytic_pending;  // analytic fidelity: all-reduces resolved at wait_comm
@@ -104,12 +104,15 @@ struct Context {
   std::map<int, models::AlphaBeta> iteration_ab;     // flow fidelity under link traces: "auto"'s network, by iteration
   std::vector<double> launch_wait_s;                 // per bucket: submit to launch (Horovod's cycle); empty: none
   const RunOptions* options = nullptr;
+  const double* fiber_clock_s = nullptr;  // the fiber lane's clock (sim/fiber_lane.cpp); null: SimGrid's
   OpenRecords records;
   double static_cr = 1;            // the fraction of gradient elements the scenario's compressor sends
   std::vector<double> variant_cr;  // adaptive compression: the same per candidate
   SimulationResult result;
 
   [[nodiscard]] bool analytic() const { return scenario->network.fidelity == Fidelity::ANALYTIC; }
+  /// Simulated time now, under whichever engine runs the scenario.
+  [[nodiscard]] double now_s() const { return fiber_clock_s != nullptr ? *fiber_clock_s : sg4::Engine::get_clock(); }
   [[nodiscard]] bool stepwise() const { return scenario->network.granularity == Granularity::STEPWISE; }
   sg4::Mailbox* pull_box(int server, int worker) {
     return sg4::Mailbox::by_name(fmt::format("pull:{}>{}", server, worker));
@@ -135,6 +138,11 @@ struct Context {
   /// Records that `iteration` ran its gradient collective with `name` (worker 0's calls).
   void note_collective(int iteration, const std::string& name);
 };
+
+/// Everything of a run that neither engine needs to build: the plan (buckets, compression,
+/// roots), the collective group, the analytic network, per-worker state and records; then
+/// options.before_run (sim/simulation.cpp).
+void prepare_context(Context& ctx, const Scenario& scenario, const RunOptions& options);
 
 /// Adaptive compression: the candidate ratio `iteration` runs, decided by the first worker
 /// that starts it at `now_s` (at a choice, after every worker has reported; sim/adaptive_run.cpp).
@@ -194,7 +202,8 @@ void run_server(Context& ctx, int server, const models::SyncModel& sync);
 void collective_server(Context& ctx, int server);
 /// After a run that was not stopped: every record must have been completed.
 void check_records_complete(const Context& ctx);
-/// Per-link bytes and utilisation from SimGrid's link-load plugin.
-void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform& platform);
+/// Per-link bytes and utilisation from SimGrid's link-load plugin; without a platform (the fiber
+/// lane, where nothing flows) every link's two directions with 0 bytes.
+void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform* platform);
 
 }  // namespace ddlsim::sim::detail

@@ -83,7 +83,8 @@ std::string EngineSession::reserve_actors(int workers, int per_worker, int fixed
   const long fit = std::max(0L, (available - fixed) / per_worker);
   throw ConfigError("/platform/workers",
                     fmt::format("{} workers need {} SimGrid actors, one stack mapping each, but a process may hold "
-                                "{} memory mappings here (vm.max_map_count): at most {} workers fit at any fidelity; "
+                                "{} memory mappings here (vm.max_map_count): at most {} workers fit on SimGrid actors (analytic "
+                                "fidelity runs any count without them when workers only compute and all-reduce); "
                                 "raise the limit as root with `sysctl -w vm.max_map_count={}`",
                                 workers, actors, limit, fit, (actors + 2000 + limit / 50) * 2));
 }

@@ -67,7 +67,7 @@ void complete_first(Context& ctx) {
     for (std::size_t w = 0; w < rows.size(); ++w) ctx.result.workers[w].iterations.push_back(std::move(rows[w]));
     ctx.result.iteration_compression.push_back(row);
   }
-  if (ctx.options->progress) ctx.options->progress(it + 1, ctx.plan.iterations, sg4::Engine::get_clock());
+  if (ctx.options->progress) ctx.options->progress(it + 1, ctx.plan.iterations, ctx.now_s());
 }
 
 }  // namespace
@@ -117,19 +117,21 @@ void check_records_complete(const Context& ctx) {
                                          ctx.records.first + static_cast<int>(ctx.records.by_worker[w].size()) - 1));
 }
 
-void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform& platform) {
+void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform* platform) {
   const auto& g = topo.graph;
   std::size_t i = 0;
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
-    const auto* link = platform.links[i];
-    const auto [from, to] = platform.up[i++];
+    // The emitter's UP half runs from the edge's source to its target (platforms/s4u_emitter.hpp).
+    const auto [from, to] = platform != nullptr ? platform->up[i] : std::pair(boost::source(e, g), boost::target(e, g));
+    const auto* link = platform != nullptr ? platform->links[i] : nullptr;
+    ++i;
     for (const bool up : {true, false}) {
-      const auto* half = sg4::Link::by_name_or_null(link->get_name() + (up ? "_UP" : "_DOWN"));
-      if (half == nullptr) continue;
+      const auto* half = link != nullptr ? sg4::Link::by_name_or_null(link->get_name() + (up ? "_UP" : "_DOWN")) : nullptr;
+      if (link != nullptr && half == nullptr) continue;
       LinkRecord rec;
       rec.name = up ? g[from].name + ">" + g[to].name : g[to].name + ">" + g[from].name;
       rec.bandwidth_Bps = g[e].bandwidth_Bps;
-      rec.bytes = sg_link_get_cum_load(half) / BYTE_SCALE;
+      rec.bytes = half != nullptr ? sg_link_get_cum_load(half) / BYTE_SCALE : 0.0;
       rec.utilization = result.makespan_s > 0 ? rec.bytes / (rec.bandwidth_Bps * result.makespan_s) : 0;
       result.links.push_back(rec);
     }

@@ -6,6 +6,7 @@
 #include "sim/collective_group.hpp"
 #include "sim/context.hpp"
 #include "sim/engine.hpp"
+#include "sim/fiber_lane.hpp"
 #include "sim/schedule_executor.hpp"
 #include "sim/work_estimate.hpp"
 
@@ -128,23 +129,9 @@ models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topo) {
   return ab;
 }
 
-SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
-                          const RunOptions& options) {
-  EngineSession session(engine_args, scenario.network);
-  const auto& sync = *scenario.training.sync_model;
-  // Before building anything: refuse (or make room for) more actors than the process can hold.
-  const bool collective_servers = scenario.training.collective_algorithm->uses_servers() &&
-                                  scenario.network.fidelity != Fidelity::ANALYTIC;
-  std::vector<std::string> notes;
-  const int streams = scenario.training.bucketing.max_inflight;  // communication-stream actors per worker
-  if (auto note = session.reserve_actors(scenario.platform.workers, 1 + streams,
-                                         scenario.platform.parameter_servers * ((sync.uses_servers() ? 1 : 0) +
-                                                                                (collective_servers ? 1 : 0)));
-      !note.empty())
-    notes.push_back(std::move(note));
-  sg_link_load_plugin_init();
+namespace detail {
 
-  detail::Context ctx;
+void prepare_context(Context& ctx, const Scenario& scenario, const RunOptions& options) {
   ctx.scenario = &scenario;
   ctx.options = &options;
   ctx.plan.profile = &scenario.workload.worker.profile;
@@ -179,7 +166,42 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     ctx.result.collective_choices = collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, sent);
   }
   ctx.static_cr = ctx.plan.compression.empty() ? 1.0 : kept_fraction(*scenario.training.compressor_model, ctx.plan.buckets);
+  ctx.graph = scenario.training.graph;
+  ctx.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
+  ctx.result.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
+  ctx.records.by_worker.resize(static_cast<std::size_t>(scenario.platform.workers));
+  ctx.result.alpha_s = ctx.ab.alpha_s;
+  ctx.result.beta_s_per_byte = ctx.ab.beta_s_per_byte;
+  ctx.result.analytic_local = ctx.ab.local;
+  ctx.result.buckets = static_cast<int>(ctx.plan.buckets.size());
   if (options.before_run) options.before_run(WorkPlan{scenario, ctx.plan, ctx.group, ctx.ab});
+}
+
+}  // namespace detail
+
+SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
+                          const RunOptions& options) {
+  if (!options.simgrid_analytic && detail::fiber_lane_applies(scenario)) return detail::simulate_on_fibers(scenario, options);
+  EngineSession session(engine_args, scenario.network);
+  const auto& sync = *scenario.training.sync_model;
+  // Before building anything: refuse (or make room for) more actors than the process can hold.
+  const bool collective_servers = scenario.training.collective_algorithm->uses_servers() &&
+                                  scenario.network.fidelity != Fidelity::ANALYTIC;
+  std::vector<std::string> notes;
+  const int streams = scenario.training.bucketing.max_inflight;  // communication-stream actors per worker
+  if (auto note = session.reserve_actors(scenario.platform.workers, 1 + streams,
+                                         scenario.platform.parameter_servers * ((sync.uses_servers() ? 1 : 0) +
+                                                                                (collective_servers ? 1 : 0)));
+      !note.empty())
+    notes.push_back(std::move(note));
+  sg_link_load_plugin_init();
+
+  detail::Context ctx;
+  detail::prepare_context(ctx, scenario, options);
+  for (auto& state : ctx.workers) {
+    state.queued = sg4::Semaphore::create(0);
+    state.drained = sg4::Semaphore::create(0);
+  }
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
                                          link_traces(scenario.network, scenario.platform.graph.graph),
                                          scenario.platform.routing, scenario.seed);
@@ -190,14 +212,6 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.comm_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   ctx.end_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   if (ctx.adaptive) ctx.adaptive->barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
-  ctx.graph = scenario.training.graph;
-  ctx.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
-  ctx.result.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
-  ctx.records.by_worker.resize(static_cast<std::size_t>(scenario.platform.workers));
-  ctx.result.alpha_s = ctx.ab.alpha_s;
-  ctx.result.beta_s_per_byte = ctx.ab.beta_s_per_byte;
-  ctx.result.analytic_local = ctx.ab.local;
-  ctx.result.buckets = static_cast<int>(ctx.plan.buckets.size());
   for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
     auto& boxes = ctx.push_boxes.emplace_back();
     for (int w = 0; w < scenario.platform.workers; ++w) boxes.push_back(sg4::Mailbox::by_name(fmt::format("push:{}<{}", s, w)));
@@ -240,7 +254,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     ctx.result.explorations = ctx.adaptive->controller.explorations();
     for (const auto& p : ctx.adaptive->probes) ctx.result.probes.push_back({p.alpha_s, p.beta_s_per_byte});
   }
-  detail::collect_links(ctx.result, scenario.platform.graph, ctx.platform);
+  detail::collect_links(ctx.result, scenario.platform.graph, &ctx.platform);
   return std::move(ctx.result);
 }
 

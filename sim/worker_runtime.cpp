@@ -1,6 +1,6 @@
 // ddlsim: a worker's two actors -- compute (the Runtime facade its sync model
 // runs against) and its communication stream.
-#include "sim/context.hpp"
+#include "sim/lazy_runtime.hpp"
 #include "sim/point_to_point.hpp"
 
 #include <algorithm>
@@ -10,40 +10,16 @@
 namespace ddlsim::sim::detail {
 namespace {
 
-/// The algorithm the scenario's collective runs for `bytes` ("auto": the one it picks).
-std::string collective_name(const Context& ctx, double bytes, const models::AlphaBeta& ab) {
-  auto name = ctx.scenario->training.collective_algorithm->resolved_name(ctx.group, bytes, ab);
-  return name.empty() ? ctx.scenario->training.collective.name : name;
-}
-
-/// The worker-side Runtime: compute is accumulated and slept lazily (only
-/// when the worker interacts with communication), which is exact because
-/// compute touches nothing shared, and keeps per-layer replay cheap.
-class SimRuntime final : public models::Runtime {
+/// The worker-side Runtime on SimGrid: the compute actor, its communication stream and its
+/// point-to-point operations (flows at every fidelity).
+class SimRuntime final : public LazyRuntime {
  public:
-  SimRuntime(Context& ctx, int rank)
-      : ctx_(ctx), rank_(rank), rng_(ctx.scenario->seed * 1'000'003ULL + static_cast<std::uint64_t>(rank)), p2p_(ctx, rank) {}
-
-  [[nodiscard]] int rank() const override { return rank_; }
-  [[nodiscard]] int workers() const override { return ctx_.group.workers; }
-  [[nodiscard]] int servers() const override { return ctx_.group.servers; }
-  double now() override { return sg4::Engine::get_clock() + debt_; }
-
-  void compute(double seconds, models::Phase phase, const std::string& label) override {
-    if (seconds <= 0) return;
-    seconds *= factor_;
-    if (ctx_.traced(rank_, iteration_)) ctx_.trace(rank_, 0, label, models::to_string(phase), now(), seconds);
-    debt_ += seconds;
-    current().compute_s += seconds;
-    if (phase == models::Phase::ENCODE || phase == models::Phase::DECODE) current().codec_s += seconds;
-  }
+  SimRuntime(Context& ctx, int rank) : LazyRuntime(ctx, rank), p2p_(ctx, rank) {}
 
   void submit(const models::CommRequest& request) override {
     auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
-    QueuedComm item{request, iteration_, now()};
     if (!request.group.empty()) check_subgroup(request.group);
-    if (!ctx_.launch_wait_s.empty() && request.group.empty() && request.bucket >= 0)  // Horovod: the next cycle
-      item.submit_s += ctx_.launch_wait_s.at(static_cast<std::size_t>(request.bucket));
+    const QueuedComm item = queued(request);
     // Subgroup all-reduces run as flows at every fidelity (point_to_point_fidelity in summary.json).
     if (ctx_.analytic() && request.kind == models::CommRequest::Kind::ALLREDUCE && request.group.empty()) {
       state.analytic_pending.push_back(item);
@@ -54,40 +30,6 @@ class SimRuntime final : public models::Runtime {
     state.queue.push_back(item);
     ++state.outstanding;
     state.queued->release();
-  }
-
-  void wait_comm() override {
-    flush();
-    auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
-    const double t0 = sg4::Engine::get_clock();
-    if (!state.analytic_pending.empty()) resolve_analytic(state);
-    if (state.outstanding > 0) {
-      state.waiting = true;
-      state.drained->acquire();
-    }
-    current().exposed_comm_s += sg4::Engine::get_clock() - t0;
-  }
-
-  void iteration_begin(int iteration) override {
-    flush();
-    iteration_ = iteration;
-    factor_ = ctx_.scenario->training.stragglers.factor(rank_, rng_);
-    IterationRecord& rec = ctx_.begin_record(rank_, iteration);
-    rec.start_s = rec.end_s = sg4::Engine::get_clock();
-    rec.arrivals.assign(ctx_.plan.buckets.size(), -1.0);
-    if (uses_servers_) rec.held.assign(ctx_.plan.buckets.size(), 0.0);
-    current_ = &rec;
-  }
-
-  void iteration_end(int iteration) override {
-    flush();
-    current().end_s = sg4::Engine::get_clock();
-    current().comm_busy_s += p2p_.busy_s(current().start_s, current().end_s);
-    if (ctx_.adaptive)
-      ctx_.adaptive->controller.report(iteration, current().end_s - current().start_s, current().codec_s,
-                                       current().comm_busy_s);
-    current_ = nullptr;  // completed (and gone) once every worker has ended it
-    ctx_.end_record(rank_, iteration);
   }
 
   models::CommHandle isend(int peer, double bytes, int tag, std::int64_t version) override {
@@ -113,14 +55,6 @@ class SimRuntime final : public models::Runtime {
     flush();
     return p2p_.latest(peer, tag);
   }
-  [[nodiscard]] const models::LogicalGraph* graph() const override { return ctx_.graph.get(); }
-  void record_events(std::int64_t sent, std::int64_t possible) override {
-    current().events_sent = sent;
-    current().events_possible = possible;
-  }
-  void record_neighbour_staleness(std::int64_t iterations) override {
-    ctx_.result.neighbour_staleness.add(iterations);
-  }
   int compression_variant(int iteration) override {
     if (!ctx_.adaptive) return -1;
     flush();
@@ -137,6 +71,17 @@ class SimRuntime final : public models::Runtime {
     p2p_.drain();
   }
 
+ protected:
+  [[nodiscard]] double clock() const override { return sg4::Engine::get_clock(); }
+  void sleep_for(double seconds) override { sg4::this_actor::sleep_for(seconds); }
+  void sleep_until(double time_s) override { sg4::this_actor::sleep_until(time_s); }
+  void rendezvous() override { ctx_.comm_barrier->wait(); }
+  void wait_stream(WorkerState& state) override {
+    state.waiting = true;
+    state.drained->acquire();
+  }
+  double point_to_point_busy_s(double start_s, double end_s) override { return p2p_.busy_s(start_s, end_s); }
+
  private:
   void check_subgroup(const std::vector<int>& group) const {
     const bool sorted = std::is_sorted(group.begin(), group.end()) &&
@@ -150,83 +95,7 @@ class SimRuntime final : public models::Runtime {
       throw std::logic_error("a subgroup all-reduce cannot run a collective that uses parameter servers");
   }
 
-  void flush() {
-    if (debt_ > 0) sg4::this_actor::sleep_for(debt_);
-    debt_ = 0;
-  }
-
-  /// Analytic all-reduces: one rendezvous per iteration exchanges every worker's
-  /// arrival per bucket; bucket b then runs from max(all arrivals, end of b-1)
-  /// for its closed form, identically on every worker.
-  void resolve_analytic(WorkerState& state) {
-    const auto& coll = *ctx_.scenario->training.collective_algorithm;
-    auto& round = ctx_.rounds[iteration_];
-    round.arrival.resize(ctx_.plan.buckets.size(), -1.0);
-    for (const auto& item : state.analytic_pending)
-      round.arrival[static_cast<std::size_t>(item.request.bucket)] =
-          std::max(round.arrival[static_cast<std::size_t>(item.request.bucket)], item.submit_s);
-    ctx_.comm_barrier->wait();
-    auto& rec = record();
-    // max_inflight > 1: the collectives share the network (sim/concurrent_comm.cpp); else one at a time.
-    const auto spans = ctx_.scenario->training.bucketing.max_inflight > 1
-                           ? concurrent_spans(ctx_, state.analytic_pending, round.arrival)
-                           : std::vector<AnalyticSpan>{};
-    double end = 0, last = 0;
-    for (std::size_t i = 0; i < state.analytic_pending.size(); ++i) {
-      const auto& item = state.analytic_pending[i];
-      const auto b = static_cast<std::size_t>(item.request.bucket);
-      const double own = spans.empty() ? std::max(item.submit_s, end) : spans[i].own_s;
-      const double start = spans.empty() ? std::max(own, round.arrival[b]) : spans[i].start_s;
-      const models::AlphaBeta pick = ctx_.resolution_ab(item.iteration, start);
-      const auto& algo = coll.resolve(ctx_.group, item.request.bytes, pick);
-      if (rank_ == 0) ctx_.note_collective(item.iteration, collective_name(ctx_, item.request.bytes, pick));
-      if (spans.empty()) {
-        const CostTerms cost = cost_terms(algo, ctx_.group, item.request.bytes, ctx_.network->at(start));
-        end = ctx_.network->finish(start, call_cost_s(ctx_, algo) + cost.latency_s, cost.transfer_s);
-      } else {
-        end = spans[i].end_s;
-      }
-      last = std::max(last, end);
-      auto& it = ctx_.record(rank_, item.iteration);
-      it.arrivals.at(b) = own;
-      it.comm_busy_s += spans.empty() ? end - own : spans[i].busy_s;
-      // What this rank sends depends on its place in the (rotated) schedule.
-      const int me = (rank_ - item.request.root + ctx_.group.workers) % ctx_.group.workers;
-      auto cached = state.analytic_traffic.find({item.request.bucket, me});
-      if (cached == state.analytic_traffic.end())
-        cached = state.analytic_traffic
-                     .emplace(std::make_pair(item.request.bucket, me),
-                              schedule_traffic(algo.rank_phases(me, ctx_.group, item.request.bytes)))
-                     .first;
-      add_traffic(cached->second, rec.bytes_sent, rec.messages_sent);
-      if (rank_ == 0)
-        for (int s = 0; algo.uses_servers() && s < ctx_.group.servers; ++s)
-          add_traffic(schedule_traffic(algo.rank_phases(ctx_.group.workers + s, ctx_.group, item.request.bytes)),
-                      ctx_.result.bytes_sent_by_servers, ctx_.result.messages_sent_by_servers);
-      if (ctx_.traced(rank_, item.iteration))
-        ctx_.trace(rank_, 1 + (spans.empty() ? 0 : spans[i].slot), fmt::format("bucket {}", b), "allreduce", own,
-                   end - own);
-    }
-    state.analytic_pending.clear();
-    if (++round.readers == ctx_.group.workers) ctx_.rounds.erase(iteration_);
-    if (last > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(last);
-  }
-  WorkerRecord& record() { return ctx_.result.workers[static_cast<std::size_t>(rank_)]; }
-  IterationRecord& current() {
-    if (current_ == nullptr)
-      throw std::logic_error(fmt::format("worker {}: compute or communication recorded outside an iteration", rank_));
-    return *current_;
-  }
-
-  Context& ctx_;
-  int rank_;
-  std::mt19937_64 rng_;
-  int iteration_ = 0;
-  double factor_ = 1.0;
-  double debt_ = 0;
-  IterationRecord* current_ = nullptr;  // the open record of the iteration in progress
   PointToPoint p2p_;
-  bool uses_servers_ = ctx_.scenario->training.sync_model->uses_servers();  // pulls can be held (ssp)
 };
 
 }  // namespace

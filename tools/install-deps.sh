@@ -9,7 +9,7 @@ set -euo pipefail
 # gcc to build the delay line, and torch for the measurement tools. --slurm installs Slurm (slurmctld,
 # slurmd, the client commands) and munge, which the one-node cluster of tests/analysis/test_slurm.py
 # starts (label slurm; analysis/sweep.py --slurm). Flags combine.
-packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev nlohmann-json3-dev libfmt-dev libeigen3-dev
+packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev libboost-context-dev nlohmann-json3-dev libfmt-dev libeigen3-dev
           doctest-dev libcli11-dev python3 python3-matplotlib)
 for flag in "$@"; do
   case "$flag" in

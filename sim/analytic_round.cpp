@@ -1,0 +1,72 @@
+// ddlsim: analytic all-reduces resolved at one rendezvous per iteration (sim/lazy_runtime.hpp),
+// the same under either engine.
+#include "sim/lazy_runtime.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ddlsim::sim::detail {
+
+std::string collective_name(const Context& ctx, double bytes, const models::AlphaBeta& ab) {
+  auto name = ctx.scenario->training.collective_algorithm->resolved_name(ctx.group, bytes, ab);
+  return name.empty() ? ctx.scenario->training.collective.name : name;
+}
+
+void post_analytic_arrivals(Context& ctx, int iteration, const WorkerState& state) {
+  auto& round = ctx.rounds[iteration];
+  round.arrival.resize(ctx.plan.buckets.size(), -1.0);
+  for (const auto& item : state.analytic_pending)
+    round.arrival[static_cast<std::size_t>(item.request.bucket)] =
+        std::max(round.arrival[static_cast<std::size_t>(item.request.bucket)], item.submit_s);
+}
+
+double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState& state) {
+  const auto& coll = *ctx.scenario->training.collective_algorithm;
+  auto& round = ctx.rounds[iteration];
+  auto& rec = ctx.result.workers[static_cast<std::size_t>(rank)];
+  // max_inflight > 1: the collectives share the network (sim/concurrent_comm.cpp); else one at a time.
+  const auto spans = ctx.scenario->training.bucketing.max_inflight > 1
+                         ? concurrent_spans(ctx, state.analytic_pending, round.arrival)
+                         : std::vector<AnalyticSpan>{};
+  double end = 0, last = 0;
+  for (std::size_t i = 0; i < state.analytic_pending.size(); ++i) {
+    const auto& item = state.analytic_pending[i];
+    const auto b = static_cast<std::size_t>(item.request.bucket);
+    const double own = spans.empty() ? std::max(item.submit_s, end) : spans[i].own_s;
+    const double start = spans.empty() ? std::max(own, round.arrival[b]) : spans[i].start_s;
+    const models::AlphaBeta pick = ctx.resolution_ab(item.iteration, start);
+    const auto& algo = coll.resolve(ctx.group, item.request.bytes, pick);
+    if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, item.request.bytes, pick));
+    if (spans.empty()) {
+      const CostTerms cost = cost_terms(algo, ctx.group, item.request.bytes, ctx.network->at(start));
+      end = ctx.network->finish(start, call_cost_s(ctx, algo) + cost.latency_s, cost.transfer_s);
+    } else {
+      end = spans[i].end_s;
+    }
+    last = std::max(last, end);
+    auto& it = ctx.record(rank, item.iteration);
+    it.arrivals.at(b) = own;
+    it.comm_busy_s += spans.empty() ? end - own : spans[i].busy_s;
+    // What this rank sends depends on its place in the (rotated) schedule.
+    const int me = (rank - item.request.root + ctx.group.workers) % ctx.group.workers;
+    auto cached = state.analytic_traffic.find({item.request.bucket, me});
+    if (cached == state.analytic_traffic.end())
+      cached = state.analytic_traffic
+                   .emplace(std::make_pair(item.request.bucket, me),
+                            schedule_traffic(algo.rank_phases(me, ctx.group, item.request.bytes)))
+                   .first;
+    add_traffic(cached->second, rec.bytes_sent, rec.messages_sent);
+    if (rank == 0)
+      for (int s = 0; algo.uses_servers() && s < ctx.group.servers; ++s)
+        add_traffic(schedule_traffic(algo.rank_phases(ctx.group.workers + s, ctx.group, item.request.bytes)),
+                    ctx.result.bytes_sent_by_servers, ctx.result.messages_sent_by_servers);
+    if (ctx.traced(rank, item.iteration))
+      ctx.trace(rank, 1 + (spans.empty() ? 0 : spans[i].slot), fmt::format("bucket {}", b), "allreduce", own,
+                end - own);
+  }
+  state.analytic_pending.clear();
+  if (++round.readers == ctx.group.workers) ctx.rounds.erase(iteration);
+  return last;
+}
+
+}  // namespace ddlsim::sim::detail
