@@ -1,6 +1,7 @@
 #include "analysis/run_outputs.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <iterator>
 #include <string_view>
@@ -97,19 +98,41 @@ std::ofstream& RunOutputs::open(std::ofstream& out, const std::string& name) {
   return out;
 }
 
+namespace {
+
+/// `value` as fmt's "{:.9f}" writes it, then a comma.
+void append_fixed9(fmt::memory_buffer& out, double value) {
+  char buf[128];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::fixed, 9);
+  if (ec == std::errc{}) out.append(buf, end);
+  else fmt::format_to(std::back_inserter(out), "{:.9f}", value);  // beyond 1e118: never a time here
+  out.push_back(',');
+}
+
+}  // namespace
+
 void RunOutputs::iteration(int iteration, const std::vector<sim::IterationRecord>& workers,
                            const sim::IterationCompression& c) {
   if (!scenario_.output.iterations_csv) return;
   auto& out = open(csv_, "iterations.csv");
+  // One buffer per iteration, times through std::to_chars (correctly rounded like fmt's {:.9f}, and
+  // several times faster: a million rows is a second otherwise); the iteration's own columns once.
+  const std::string tail = fmt::format("{:.6g},{},{}", c.cr, c.collective, c.exploring ? 1 : 0);
+  fmt::memory_buffer text;
   for (std::size_t w = 0; w < workers.size(); ++w) {
     const auto& r = workers[w];
-    out << fmt::format("{},{},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.9f},{:.6g},{},{}", w,
-                       iteration, r.start_s, r.end_s, r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s,
-                       r.straggler_wait_s, r.staleness_wait_s, r.codec_s, c.cr, c.collective, c.exploring ? 1 : 0);
-    if (events_columns_)
-      out << (r.events_sent >= 0 ? fmt::format(",{},{}", r.events_sent, r.events_possible - r.events_sent) : ",,");
-    out << '\n';
+    fmt::format_to(std::back_inserter(text), "{},{},", w, iteration);
+    for (const double v : {r.start_s, r.end_s, r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s,
+                           r.straggler_wait_s, r.staleness_wait_s, r.codec_s})
+      append_fixed9(text, v);
+    text.append(tail);
+    if (events_columns_) {
+      if (r.events_sent >= 0) fmt::format_to(std::back_inserter(text), ",{},{}", r.events_sent, r.events_possible - r.events_sent);
+      else text.append(std::string_view(",,"));
+    }
+    text.push_back('\n');
   }
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }
 
 void RunOutputs::trace(const sim::TraceEvent& e) {
