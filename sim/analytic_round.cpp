@@ -15,6 +15,7 @@ std::string collective_name(const Context& ctx, double bytes, const models::Alph
 void post_analytic_arrivals(Context& ctx, int iteration, const WorkerState& state) {
   auto& round = ctx.rounds[iteration];
   round.arrival.resize(ctx.plan.buckets.size(), -1.0);
+  round.resolved.resize(ctx.plan.buckets.size());
   for (const auto& item : state.analytic_pending)
     round.arrival[static_cast<std::size_t>(item.request.bucket)] =
         std::max(round.arrival[static_cast<std::size_t>(item.request.bucket)], item.submit_s);
@@ -34,15 +35,26 @@ double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState
     const auto b = static_cast<std::size_t>(item.request.bucket);
     const double own = spans.empty() ? std::max(item.submit_s, end) : spans[i].own_s;
     const double start = spans.empty() ? std::max(own, round.arrival[b]) : spans[i].start_s;
-    const models::AlphaBeta pick = ctx.resolution_ab(item.iteration, start);
-    const auto& algo = coll.resolve(ctx.group, item.request.bytes, pick);
-    if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, item.request.bytes, pick));
-    if (spans.empty()) {
+    // Every worker that starts bucket b at the same time gets the same algorithm and end: resolved
+    // once per round (worker 0 always resolves, for the name it records).
+    auto& memo = round.resolved[b];
+    const bool known = rank != 0 && memo.algorithm != nullptr && memo.start_s == start && memo.bytes == item.request.bytes;
+    const models::Collective* chosen = memo.algorithm;
+    if (!known) {
+      const models::AlphaBeta pick = ctx.resolution_ab(item.iteration, start);
+      chosen = &coll.resolve(ctx.group, item.request.bytes, pick);
+      if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, item.request.bytes, pick));
+    }
+    const auto& algo = *chosen;
+    if (!spans.empty()) {
+      end = spans[i].end_s;
+    } else if (known) {
+      end = memo.end_s;
+    } else {
       const CostTerms cost = cost_terms(algo, ctx.group, item.request.bytes, ctx.network->at(start));
       end = ctx.network->finish(start, call_cost_s(ctx, algo) + cost.latency_s, cost.transfer_s);
-    } else {
-      end = spans[i].end_s;
     }
+    if (!known) memo = AnalyticRound::Resolved{start, item.request.bytes, end, chosen};
     last = std::max(last, end);
     auto& it = ctx.record(rank, item.iteration);
     it.arrivals.at(b) = own;

@@ -58,9 +58,17 @@ struct WorkerState {
   double busy_since = 0;  // when `running` last rose from 0: busy time is the union of the requests' spans
 };
 
-/// Analytic fidelity: each iteration's per-bucket latest arrival over all workers.
+/// Analytic fidelity: each iteration's per-bucket latest arrival over all workers, and the last
+/// bucket resolution made (one collective, one start: the same end on every worker that starts it then).
 struct AnalyticRound {
+  struct Resolved {
+    double start_s = -1;
+    double bytes = -1;
+    double end_s = 0;
+    const models::Collective* algorithm = nullptr;
+  };
   std::vector<double> arrival;
+  std::vector<Resolved> resolved;  // per bucket
   int readers = 0;
 };
 
