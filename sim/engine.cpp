@@ -8,10 +8,22 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <xbt/config.hpp>
 #include <xbt/log.h>
 
 namespace sg4 = simgrid::s4u;
+
+// Built with AddressSanitizer (-DDDLSIM_SANITIZE=address,...; docs/reliability.md, "Sanitizers"):
+// Debian's SimGrid switches its actors' stacks without telling the sanitizer, which then reports
+// false errors on them, so actors run on threads, which it follows.
+#if defined(__SANITIZE_ADDRESS__)
+#define DDLSIM_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DDLSIM_ADDRESS_SANITIZER 1
+#endif
+#endif
 
 namespace ddlsim::sim {
 namespace {
@@ -89,6 +101,24 @@ std::string EngineSession::reserve_actors(int workers, int per_worker, int fixed
                                 workers, actors, limit, fit, (actors + 2000 + limit / 50) * 2));
 }
 
+void EngineSession::start_stop_watchdog(sg4::Host* host) {
+  // SimGrid's signals are static: one callback per process, waking the current run's watchdog.
+  // Maestro may release a semaphore (a simcall runs directly there); it may not kill actors.
+  static sg4::SemaphorePtr armed;
+  static const bool connected = [] {
+    sg4::Engine::on_time_advance_cb([](double) {
+      if (armed && stop_now()) std::exchange(armed, nullptr)->release();
+    });
+    return true;
+  }();
+  (void)connected;
+  armed = sg4::Semaphore::create(0);
+  sg4::Actor::create("stop-watchdog", host, guard([wake = armed]() {
+    wake->acquire();
+    throw RunStopped{};
+  }))->daemonize();
+}
+
 EngineSession::EngineSession(const std::vector<std::string>& engine_args, const NetworkSpec& network) {
   xbt_log_control_set("root.thres:warning");
   args_.emplace_back("ddlsim");
@@ -98,6 +128,9 @@ EngineSession::EngineSession(const std::vector<std::string>& engine_args, const 
   engine_ = std::make_unique<sg4::Engine>(&argc, argv_.data());
   reinstall_stop_handlers();  // the engine replaced SIGINT's handler with its own (exit 1)
   configure_network(*engine_, network);
+#ifdef DDLSIM_ADDRESS_SANITIZER
+  engine_->set_config("contexts/factory:thread");
+#endif
   // An expert's --cfg= has the last word over the network model's settings (e.g. network/optim).
   for (const auto& arg : engine_args)
     if (arg.rfind("--cfg=", 0) == 0) engine_->set_config(arg.substr(6));

@@ -4,6 +4,7 @@
 // configuration, then build the platform.
 #pragma once
 
+#include "sim/run_control.hpp"
 #include "sim/scenario.hpp"
 
 #include <exception>
@@ -18,6 +19,12 @@ namespace ddlsim::sim {
 /// Thrown by the actor that completes an iteration when the run is to stop there
 /// (RunOptions::stop_requested): guard() ends the run cleanly.
 struct RunStopped {};
+
+/// Throws RunStopped once a signal's grace has passed (sim/run_control.hpp): called by the
+/// runtimes wherever simulated time moves, so a long iteration stops within itself.
+inline void throw_if_stop_now() {
+  if (stop_now()) throw RunStopped{};
+}
 
 /// Creates the engine (SimGrid's own flags in `engine_args`, e.g. --cfg=... --log=...),
 /// silences SimGrid's configuration chatter unless --log says otherwise, and applies `network`.
@@ -36,6 +43,11 @@ class EngineSession {
   /// largest worker count that fits.
   [[nodiscard]] std::string reserve_actors(int workers, int per_worker, int fixed);
   [[nodiscard]] bool deadlocked() const { return *deadlock_; }
+  /// Creates, on `host`, a daemon actor that stops the run where it is (RunStopped, as guard()
+  /// handles it) once a signal's grace has passed (sim/run_control.hpp), even while every other
+  /// actor waits on one long communication: maestro checks at every step of simulated time and
+  /// wakes it. Call once the platform exists, before run().
+  void start_stop_watchdog(simgrid::s4u::Host* host);
   [[nodiscard]] bool stopped() const { return stopped_; }
 
   /// Wraps an actor body: an exception escaping it (SimGrid would abort the

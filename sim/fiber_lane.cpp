@@ -25,6 +25,17 @@
 #include <stdexcept>
 #include <sys/mman.h>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#include <sanitizer/asan_interface.h>
+#endif
+#endif
+#ifndef ASAN_UNPOISON_MEMORY_REGION
+#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#endif
+
 namespace ddlsim::sim::detail {
 namespace {
 
@@ -43,7 +54,12 @@ class StackSlab {
   }
   StackSlab(const StackSlab&) = delete;
   StackSlab& operator=(const StackSlab&) = delete;
-  ~StackSlab() { ::munmap(base_, size_); }
+  ~StackSlab() {
+    // Under AddressSanitizer: frames left by unwinding keep their poisoned red zones in the
+    // sanitizer's shadow, which would outlive the mapping and hit whatever is mapped there next.
+    ASAN_UNPOISON_MEMORY_REGION(base_, size_);
+    ::munmap(base_, size_);
+  }
 
   [[nodiscard]] bctx::stack_context stack(std::size_t i) {
     char* bottom = static_cast<char*>(base_) + i * bytes_;
@@ -134,6 +150,10 @@ class FiberEngine {
         queue_.pop();
       }
       now_ = next.time_s;
+      if (stop_now()) {  // a signal's grace has passed (sim/run_control.hpp): stop within the iteration
+        stopped_ = true;
+        break;
+      }
       const auto i = static_cast<std::size_t>(next.worker);
       fibers_[i] = std::move(fibers_[i]).resume();
     }

@@ -146,8 +146,13 @@ int run_cli(int argc, char** argv) {
   try {
     app.parse(static_cast<int>(ours.size()), ours.data());
   } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? 0 : EXIT_BAD_INPUT;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version: CLI11 prints them
+    // Any other option error is bad input: one line, like every other (docs/reliability.md).
+    std::string where = "ddlsim";
+    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    const ddlsim::ConfigError error(where, std::string(e.what()) + " (`" + where + " --help` lists the options)");
+    std::cerr << "ddlsim: error: " << error.what() << "\n";
+    return EXIT_BAD_INPUT;
   }
 
   if (list->parsed()) {

@@ -32,6 +32,7 @@ nlohmann::json estimate_json(const WorkEstimate& e, const MachineLimits& limits)
                    {"events", e.events},
                    {"events_per_iteration", e.events_per_iteration},
                    {"flows", e.flows},
+                   {"trace_events", e.trace_events},
                    {"setup_s", e.setup_s},
                    {"per_iteration_s", e.per_iteration_s},
                    {"wall_s", e.wall_s},

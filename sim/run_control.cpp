@@ -9,6 +9,7 @@ namespace ddlsim::sim {
 namespace {
 
 volatile std::sig_atomic_t g_signal = 0;  // the first signal received (GRACEFUL)
+volatile std::sig_atomic_t g_stop_now = 0;  // STOP_GRACE_S have passed since it
 std::atomic<int> g_mode{-1};              // -1: not installed
 static_assert(std::atomic<int>::is_always_lock_free, "the handler reads the mode");
 
@@ -24,8 +25,15 @@ extern "C" void on_stop_signal(int sig) {
     _exit(128 + sig);
   }
   g_signal = sig;
-  say(sig == SIGINT ? "\nddlsim: SIGINT: stopping after the current iteration (send it again to quit at once)\n"
-                    : "\nddlsim: SIGTERM: stopping after the current iteration (send it again to quit at once)\n");
+  alarm(STOP_GRACE_S);  // on_grace_over then stops the run within its iteration
+  say(sig == SIGINT ? "\nddlsim: SIGINT: stopping after the current iteration, or within it after 2 s (send it again to "
+                      "quit at once)\n"
+                    : "\nddlsim: SIGTERM: stopping after the current iteration, or within it after 2 s (send it again "
+                      "to quit at once)\n");
+}
+
+extern "C" void on_grace_over(int) {
+  if (g_signal != 0) g_stop_now = 1;
 }
 
 void install(int mode) {
@@ -34,6 +42,8 @@ void install(int mode) {
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
   for (int sig : {SIGINT, SIGTERM}) sigaction(sig, &action, nullptr);
+  action.sa_handler = on_grace_over;
+  sigaction(SIGALRM, &action, nullptr);
   g_mode.store(mode);
 }
 
@@ -46,6 +56,8 @@ void reinstall_stop_handlers() {
 }
 
 int stop_signal() { return g_signal; }
+
+bool stop_now() { return g_stop_now != 0; }
 
 std::string signal_name(int signal) {
   switch (signal) {

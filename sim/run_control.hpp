@@ -2,7 +2,8 @@
 //
 // `ddlsim run` stops cleanly on the first signal: the handler only records it, the run stops
 // once every worker has ended its current iteration (RunOptions::stop_requested, asked by
-// sim/records.cpp), and the outputs of the iterations completed so far are written, marked
+// sim/records.cpp) or, when that takes longer than STOP_GRACE_S of wall time, where it is (an
+// alarm sets stop_now(), which the runtimes check whenever simulated time moves), and the outputs of the iterations completed so far are written, marked
 // incomplete; the exit code is 128 + the signal (130, 143). A second signal exits at once with
 // that code. The other commands exit at once on the first. SimGrid's engine installs its own
 // SIGINT handler (exit 1), so EngineSession installs ours again once the engine exists.
@@ -25,6 +26,11 @@ void install_stop_handlers(StopMode mode);
 void reinstall_stop_handlers();
 /// The signal that asked the run to stop, or 0.
 int stop_signal();
+/// Wall seconds a run waits after the first signal for its current iteration to end.
+inline constexpr unsigned STOP_GRACE_S = 2;
+/// True once STOP_GRACE_S have passed since the first signal: the run stops within its iteration
+/// (throw_if_stop_now() in sim/engine.hpp), losing only that iteration.
+bool stop_now();
 /// "SIGINT", "SIGTERM".
 std::string signal_name(int signal);
 

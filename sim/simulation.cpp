@@ -242,6 +242,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
           ->daemonize();
     }
   }
+  session.start_stop_watchdog(ctx.platform.hosts.front());
   session.engine().run();
   session.rethrow_if_failed();
   ctx.result.stopped = session.stopped();

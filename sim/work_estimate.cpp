@@ -38,6 +38,14 @@ constexpr double MESSAGE_S = 14e-6;             // per point-to-point message (i
 /// and every start and end re-shares the bandwidth among them.
 constexpr double SHARED_FLOW_S = 1.1e-7;
 constexpr double ASYNCHRONOUS_SHARING = 7;      // asp and ssp: pushes and pulls of different buckets overlap
+/// Per link-trace entry replayed on one link at flow fidelity: SimGrid's profile event and the
+/// re-sharing of that link's flows.
+constexpr double TRACE_EVENT_S = 0.4e-6;
+constexpr double TRACE_EVENT_MEMORY = 30;  // SimGrid keeps about this much per replayed entry
+/// At analytic fidelity, per change of a traced network: every link's value and the alpha-beta
+/// parameters evaluated again (per link), and the segment kept.
+constexpr double TRACE_SEGMENT_LINK_S = 60e-9;
+constexpr double TRACE_SEGMENT_MEMORY = 160;
 constexpr double TIMELINE_EVENT_S = 1.2e-6;     // per timeline event: its label, formatting, writing
 constexpr double CSV_ROW_BYTES = 130;           // iterations.csv, per worker and iteration
 constexpr double TIMELINE_EVENT_BYTES = 105;    // timeline.json, per event
@@ -161,8 +169,48 @@ WorkEstimate estimate_work(const WorkPlan& w) {
     per_iteration.push_back({"point-to-point messages", "/training/sync/params", messages * MESSAGE_S, 0});
     flows += messages;
   }
+  if (!s.network.link_traces.empty()) {
+    // Every repeating trace replays each entry once per period of simulated time, however little
+    // happens meanwhile. The simulated time is bounded by every iteration's compute plus its
+    // all-reduces at the slowest bandwidth a trace gives (transfers progress at least that fast):
+    // a bound, so that the count of replayed entries is one too.
+    double slowest_Bps = 1.0 / w.ab.beta_s_per_byte;
+    for (const auto& trace : s.network.link_traces)
+      for (const auto& [t, bandwidth] : trace.bandwidth_Bps) slowest_Bps = std::min(slowest_Bps, bandwidth);
+    models::AlphaBeta slowest = w.ab;
+    slowest.beta_s_per_byte = std::max(w.ab.beta_s_per_byte, 1.0 / slowest_Bps);
+    double comm_s = 0;
+    if (sync.uses_collective())
+      for (const auto& bucket : w.plan.buckets)
+        comm_s += s.training.collective_algorithm->resolve(w.group, bucket.bytes, w.ab)
+                      .analytic_time_s(w.group, bucket.bytes, slowest);
+    const double simulated_per_iteration_s = w.plan.profile->iteration_compute_s() + comm_s;
+    double wall_s = 0, memory = 0, trace_events = 0, top = -1;
+    std::string path = "/network/link_traces";
+    for (std::size_t t = 0; t < s.network.link_traces.size(); ++t) {
+      const auto& trace = s.network.link_traces[t];
+      const double entries = static_cast<double>(trace.bandwidth_Bps.size() + trace.latency_s.size());
+      const double per_iteration = trace.period_s > 0 ? entries * simulated_per_iteration_s / trace.period_s : 0;
+      const double traced_links = trace.links.empty() ? links : static_cast<double>(trace.links.size());
+      const double changes = per_iteration * iterations + entries;  // the first period's entries, repeating or not
+      const double cost = s.network.fidelity == Fidelity::ANALYTIC ? changes * links * TRACE_SEGMENT_LINK_S
+                                                                   : changes * traced_links * TRACE_EVENT_S;
+      wall_s += cost;
+      trace_events += s.network.fidelity == Fidelity::ANALYTIC ? changes : changes * traced_links;
+      memory += s.network.fidelity == Fidelity::ANALYTIC ? changes * TRACE_SEGMENT_MEMORY
+                                                         : changes * traced_links * TRACE_EVENT_MEMORY;
+      if (cost > top) {
+        top = cost;
+        path = fmt::format("/network/link_traces/{}{}", t, trace.period_s > 0 ? "/period" : "");
+      }
+    }
+    // Not per iteration: the estimate's terms after the loop are totals.
+    e.terms.push_back({"link-trace events", path, wall_s, memory});
+    e.events += trace_events;
+    e.trace_events = trace_events;
+  }
   e.events_per_iteration = events + flows;
-  e.events = iterations * e.events_per_iteration;
+  e.events += iterations * e.events_per_iteration;
   e.flows = iterations * flows;
   for (const auto& t : per_iteration) e.per_iteration_s += t.wall_s;
 
@@ -177,6 +225,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
   e.terms.push_back({"timeline", "/output/timeline_iterations", timeline_events * TIMELINE_EVENT_S, 0});
 
   e.wall_s = e.setup_s + iterations * e.per_iteration_s + e.terms.back().wall_s;
+  if (!s.network.link_traces.empty()) e.wall_s += e.terms[e.terms.size() - 2].wall_s;
   e.memory_bytes = BASE_MEMORY;
   for (const auto& t : e.terms) e.memory_bytes += t.memory_bytes;
   for (auto t : per_iteration) {
@@ -246,7 +295,8 @@ void check_work(const WorkEstimate& e, const MachineLimits& limits) {
     const std::string limit = limits.wall_given ? fmt::format("the --max-time limit of {}", format_duration(limits.wall_s))
                                                 : fmt::format("the limit of {}", format_duration(limits.wall_s));
     // One iteration well within the limit: the iterations are what make the run long.
-    if (e.per_iteration_s * 10 <= limits.wall_s && e.setup_s <= limits.wall_s / 2)
+    if (e.per_iteration_s * 10 <= limits.wall_s && e.setup_s <= limits.wall_s / 2 &&
+        e.per_iteration_s * e.iterations >= e.wall_s / 2)
       throw ConfigError("/workload/iterations",
                         fmt::format("this run is estimated at {} of wall time, above {} ({} iterations of {}; {}): {}",
                                     format_duration(e.wall_s), limit, e.iterations, units::format_time(e.per_iteration_s),

@@ -38,6 +38,7 @@ struct WorkEstimate {
   double events = 0;           // engine activities: compute calls, flows, analytic collectives, server updates
   double events_per_iteration = 0;
   double flows = 0;            // SimGrid communications
+  double trace_events = 0;     // link-trace changes replayed (included in events)
   double setup_s = 0;          // building the platform and the actors
   double per_iteration_s = 0;
   double wall_s = 0;           // setup + iterations x per iteration + writing the outputs

@@ -356,3 +356,31 @@ TEST_CASE("a pipelined collective of a million segments at analytic fidelity run
   // down it: at least 2 x 2^20 x 2 link latencies.
   CHECK(summary["iteration_time_s"].get<double>() > 2 * SEGMENTS * 2 * LINK_LATENCY_S);
 }
+
+TEST_CASE("option errors are one line, exit 2, naming the command and where its options are listed") {
+  const auto unknown = ddlsim::test::ddlsim("run scenarios/default.json --no-such-option");
+  CHECK(unknown.exit_code == 2);
+  CHECK(unknown.out.empty());
+  CHECK(unknown.err ==
+        "ddlsim: error: ddlsim run: The following argument was not expected: --no-such-option "
+        "(`ddlsim run --help` lists the options)\n");
+  const auto missing = ddlsim::test::ddlsim("schedule --workers 4 --bytes 1MiB");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err ==
+        "ddlsim: error: ddlsim schedule: --algorithm is required (`ddlsim schedule --help` lists the options)\n");
+  const auto not_a_number = ddlsim::test::ddlsim("schedule -a ring --workers many --bytes 1MiB");
+  CHECK(not_a_number.exit_code == 2);
+  CHECK(std::count(not_a_number.err.begin(), not_a_number.err.end(), '\n') == 1);
+  CHECK(not_a_number.err.rfind("ddlsim: error: ddlsim schedule: ", 0) == 0);
+  const auto bare = ddlsim::test::ddlsim("");
+  CHECK(bare.exit_code == 2);
+  CHECK(bare.err == "ddlsim: error: ddlsim: A subcommand is required (`ddlsim --help` lists the options)\n");
+  const auto list = ddlsim::test::ddlsim("list --bogus");
+  CHECK(list.exit_code == 2);
+  CHECK(list.err == "ddlsim: error: ddlsim list: The following argument was not expected: --bogus "
+                    "(`ddlsim list --help` lists the options)\n");
+  // --help is not an error: the usage, exit 0.
+  const auto help = ddlsim::test::ddlsim("run --help");
+  CHECK(help.exit_code == 0);
+  CHECK(help.out.find("--estimate") != std::string::npos);
+}

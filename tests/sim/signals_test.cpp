@@ -118,3 +118,47 @@ TEST_CASE("collectives exits at once with 143 on SIGTERM, printing nothing") {
   CHECK(r.exit_code == 143);
   CHECK(r.out.empty());
 }
+
+TEST_CASE("one signal stops a run within an iteration that outlasts the grace: exit 143, nothing to write") {
+  TempDir tmp;
+  // Iterations of about 9 s each (a 400 MB bucket through a tree of 262,144 segments, every step a
+  // flow): the first cannot complete within the grace, so the run stops inside it.
+  json sc = long_run(1, 3);
+  sc["workload"]["synthetic"]["grad_bytes"] = "400MB";
+  sc["training"]["collective"] = {{"name", "tree"}, {"params", {{"segments", 262144}}}};
+  const std::string scenario = tmp.write("long.json", sc.dump());
+  const fs::path out = tmp.path() / "out";
+  ddlsim::test::Background run({"run", scenario, "--out", out.string(), "--quiet", "--force"});
+  REQUIRE(ddlsim::test::poll_until([&] { return ddlsim::test::staging_folder(out).has_value(); }));
+  run.signal(SIGTERM);
+  const auto r = run.wait();
+  CHECK(r.exit_code == 143);
+  CHECK(r.err.find("ddlsim: SIGTERM: stopping after the current iteration, or within it after 2 s") != std::string::npos);
+  CHECK(r.err.find("ddlsim: SIGTERM before any iteration completed: nothing written") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+  CHECK_FALSE(ddlsim::test::staging_folder(out));
+}
+
+TEST_CASE("one signal stops a run whose every actor waits on one endless transfer") {
+  TempDir tmp;
+  // 500 TB per worker over links that a trace holds at 1 bps half of every second: one ring step
+  // takes millions of simulated seconds of trace replay, with no actor waking meanwhile. The work
+  // estimate refuses it; --force runs it, and the signal must still stop it.
+  json sc = long_run(2, 3);
+  sc["workload"]["synthetic"]["grad_bytes"] = "500TB";
+  sc["network"] = {{"link_traces", json::array({{{"bandwidth", json::array({json::array({0, "1bps"}),
+                                                                              json::array({0.5, "1000TBps"})})},
+                                                 {"period", "1s"}}})}};
+  const std::string scenario = tmp.write("endless.json", sc.dump());
+  const fs::path out = tmp.path() / "out";
+  const auto refused = ddlsim::test::ddlsim(fmt::format("run {} --out {}", scenario, out.string()));
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.starts_with("ddlsim: error: /network/link_traces/0/period: this run is estimated at "));
+  ddlsim::test::Background run({"run", scenario, "--out", out.string(), "--quiet", "--force"});
+  REQUIRE(ddlsim::test::poll_until([&] { return ddlsim::test::staging_folder(out).has_value(); }));
+  run.signal(SIGINT);
+  const auto r = run.wait();
+  CHECK(r.exit_code == 130);
+  CHECK(r.err.find("ddlsim: SIGINT before any iteration completed: nothing written") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+}

@@ -110,3 +110,36 @@ TEST_CASE("progress: a bar on request, nothing for a short run in a log, a bad s
   CHECK(bad.exit_code == 2);
   CHECK(bad.err == "ddlsim: error: --progress: expected auto, bar, lines or none, got \"sometimes\"\n");
 }
+
+TEST_CASE("link traces: every period replays every entry on every traced link, and a fast one is refused") {
+  TempDir tmp;
+  json sc = scenario();
+  // 10 layers of 100 s forward and backward: 2,000 s of compute per iteration, far above the all-reduces.
+  sc["workload"]["synthetic"]["forward_s"] = "100s";
+  sc["workload"]["synthetic"]["backward_s"] = "100s";
+  sc["network"] = {{"link_traces", json::array({{{"bandwidth", json::array({json::array({0, "10Gbps"}),
+                                                                              json::array({0.0005, "5Gbps"})})},
+                                                 {"period", "1ms"}}})}};
+  const std::string file = tmp.write("s.json", sc.dump());
+  // Two entries per 1 ms period over 10 x 2,000 s, plus the first period's, on each of the star's 8
+  // links. (The simulated time bound adds the all-reduces at the trace's slowest 5 Gbps: two 25 MB
+  // ring all-reduces among 8, 0.14 s, less than 1e-4 of the compute.)
+  const double trace_events = (10 * 2 * 2000.0 / 1e-3 + 2) * N;
+  const auto estimate = ddlsim::test::ddlsim(fmt::format("run {} --estimate", file));
+  REQUIRE(estimate.exit_code == 0);
+  const json e = json::parse(estimate.out);
+  CHECK(e["trace_events"].get<double>() == doctest::Approx(trace_events).epsilon(1e-4));
+  CHECK(e["trace_events"].get<double>() > trace_events);
+  CHECK(e["events"].get<double>() - e["trace_events"].get<double>() == doctest::Approx(10 * events_per_iteration()));
+  const auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --max-time 60s", file, tmp.file("out")));
+  CHECK(r.exit_code == 2);
+  CHECK_FALSE(fs::exists(tmp.path() / "out"));
+  CHECK(r.err.starts_with("ddlsim: error: /network/link_traces/0/period: this run is estimated at "));
+  CHECK(r.err.find("(most of it for the link-trace events; ") != std::string::npos);
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  // The same trace without a period replays its two entries once.
+  sc["network"]["link_traces"][0].erase("period");
+  const std::string once = tmp.write("once.json", sc.dump());
+  const json e1 = json::parse(ddlsim::test::ddlsim(fmt::format("run {} --estimate", once)).out);
+  CHECK(e1["trace_events"].get<double>() == 2.0 * N);
+}
