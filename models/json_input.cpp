@@ -158,6 +158,10 @@ json read_json_file(const std::string& file, const std::string& what) {
     if (text.size() > MAX_INPUT_BYTES) throw too_large();
   }
   if (in.bad()) throw ConfigError("", fmt::format("cannot read {} file \"{}\"", what, file));
+  return parse_json_document(text, file);
+}
+
+json parse_json_document(std::string_view text, const std::string& file) {
   try {
     return parse_json_text(text);
   } catch (const json::parse_error& e) {

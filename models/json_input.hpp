@@ -40,5 +40,7 @@ json parse_json_option(std::string_view text, const std::string& option);
 /// message (`cannot open <what> file "<file>"`, `<file>: malformed JSON at line L, column C: <reason>`,
 /// `<file>: larger than 256 MiB ...`), or at the path inside the file (depth, duplicate key, overflow).
 json read_json_file(const std::string& file, const std::string& what);
+/// read_json_file's parsing of a file's text (`file` names it in messages; the fuzz targets feed it).
+json parse_json_document(std::string_view text, const std::string& file);
 
 }  // namespace ddlsim

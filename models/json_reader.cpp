@@ -40,7 +40,8 @@ std::string number_text(double v) {
 }  // namespace
 
 std::string value_text(const json& value) {
-  const std::string text = value.dump();
+  // Text typed on a command line need not be UTF-8: such bytes show as U+FFFD, never throw.
+  const std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
   if (!value.is_string()) return excerpt(text);
   return fmt::format("\"{}\"", excerpt(std::string_view(text).substr(1, text.size() - 2)));
 }

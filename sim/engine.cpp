@@ -122,15 +122,15 @@ void EngineSession::start_stop_watchdog(sg4::Host* host) {
 EngineSession::EngineSession(const std::vector<std::string>& engine_args, const NetworkSpec& network) {
   xbt_log_control_set("root.thres:warning");
   args_.emplace_back("ddlsim");
+#ifdef DDLSIM_ADDRESS_SANITIZER
+  args_.emplace_back("--cfg=contexts/factory:thread");  // read when the engine starts, not later
+#endif
   args_.insert(args_.end(), engine_args.begin(), engine_args.end());
   for (auto& a : args_) argv_.push_back(a.data());
   int argc = static_cast<int>(argv_.size());
   engine_ = std::make_unique<sg4::Engine>(&argc, argv_.data());
   reinstall_stop_handlers();  // the engine replaced SIGINT's handler with its own (exit 1)
   configure_network(*engine_, network);
-#ifdef DDLSIM_ADDRESS_SANITIZER
-  engine_->set_config("contexts/factory:thread");
-#endif
   // An expert's --cfg= has the last word over the network model's settings (e.g. network/optim).
   for (const auto& arg : engine_args)
     if (arg.rfind("--cfg=", 0) == 0) engine_->set_config(arg.substr(6));

@@ -60,6 +60,9 @@ std::string Progress::line(double elapsed_s) const {
   const std::string eta = done > 0           ? clock(elapsed_s / done * (iterations_ - done))
                           : estimate_s_ >= 0 ? fmt::format("~{}", clock(estimate_s_ - elapsed_s))
                                              : std::string("?");
+  if (const char* what = phase_.load(); what != nullptr && done == 0)
+    return fmt::format("ddlsim: {}{} elapsed {}, ETA {}", what, style_ == ProgressStyle::BAR ? "..." : ":",
+                       clock(elapsed_s), eta);
   if (style_ == ProgressStyle::BAR) {
     const auto filled = static_cast<std::size_t>(fraction * 20);
     return fmt::format("ddlsim: [{}{}] {:5.1f}%  {}/{} iterations  simulated {:.4g} s  elapsed {}  ETA {}",

@@ -1,5 +1,7 @@
 // ddlsim: the progress of a run on stderr, with an estimated time to completion.
 //
+// Until the simulation starts, the line says what the run is doing instead (phase(): building the
+// platform, which takes minutes on millions of links).
 // On a terminal, one line redrawn in place twice a second: a bar, the iterations completed,
 // the simulated time, the wall time elapsed and the ETA. Elsewhere (a log, a pipe), one line
 // every LINE_INTERVAL_S, after a first line with the work estimate when the run is expected to
@@ -36,6 +38,9 @@ class Progress {
   void start(double wall_s, double events);
   /// `done` iterations completed, at simulated time `simulated_s` (a ProgressCallback).
   void update(int done, double simulated_s);
+  /// What the run is doing before its first iteration completes, shown instead of the iteration
+  /// count ("building the platform"; a string literal), or nullptr once it simulates.
+  void phase(const char* what) { phase_.store(what); }
   /// Draws the last state and ends the line (the bar).
   void finish();
 
@@ -52,6 +57,7 @@ class Progress {
   double estimate_s_ = -1;
   std::atomic<int> done_{0};
   std::atomic<double> simulated_s_{0};
+  std::atomic<const char*> phase_{nullptr};
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;
   std::condition_variable wake_;

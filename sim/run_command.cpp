@@ -89,6 +89,7 @@ int RunCommand::run(const std::vector<std::string>& engine_args) const {
   options.sink = &outputs;
   options.progress = [&progress](int done, int, double simulated_s) { progress.update(done, simulated_s); };
   options.stop_requested = [] { return stop_signal() != 0; };
+  options.phase = [&progress](const char* what) { progress.phase(what); };
   MachineLimits limits = machine_limits(dir.dir());
   if (!max_time_.empty()) {
     limits.wall_s = units::cli_time_s(max_time_, "--max-time");

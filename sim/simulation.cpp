@@ -202,6 +202,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     state.queued = sg4::Semaphore::create(0);
     state.drained = sg4::Semaphore::create(0);
   }
+  if (options.phase) options.phase("building the platform");
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
                                          link_traces(scenario.network, scenario.platform.graph.graph),
                                          scenario.platform.routing, scenario.seed);
@@ -243,6 +244,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     }
   }
   session.start_stop_watchdog(ctx.platform.hosts.front());
+  if (options.phase) options.phase(nullptr);
   session.engine().run();
   session.rethrow_if_failed();
   ctx.result.stopped = session.stopped();

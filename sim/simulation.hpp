@@ -77,6 +77,9 @@ struct RunOptions {
   /// Called once the plan is made, before the platform is built and anything runs: may refuse the
   /// run by throwing ConfigError (the work estimate, sim/work_estimate.hpp).
   std::function<void(const WorkPlan&)> before_run;
+  /// What the run does before it simulates ("building the platform"; a string literal), then
+  /// nullptr once the engine runs (Progress::phase).
+  std::function<void(const char*)> phase;
   /// Analytic fidelity runs on the fiber lane wherever it applies (sim/fiber_lane.hpp); true runs it
   /// on SimGrid actors instead (tests compare the two).
   bool simgrid_analytic = false;

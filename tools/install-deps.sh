@@ -8,7 +8,8 @@ set -euo pipefail
 # and libnetfilter-queue for the delay line, iproute2 for namespaces and shaping, ping for its check,
 # gcc to build the delay line, and torch for the measurement tools. --slurm installs Slurm (slurmctld,
 # slurmd, the client commands) and munge, which the one-node cluster of tests/analysis/test_slurm.py
-# starts (label slurm; analysis/sweep.py --slurm). Flags combine.
+# starts (label slurm; analysis/sweep.py --slurm). --check installs clang 16 and libFuzzer, which the
+# sanitizer and fuzzing tree needs (-DDDLSIM_SANITIZE, -DDDLSIM_FUZZ; docs/reliability.md). Flags combine.
 packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev libboost-context-dev nlohmann-json3-dev libfmt-dev libeigen3-dev
           doctest-dev libcli11-dev python3 python3-matplotlib)
 for flag in "$@"; do
@@ -16,7 +17,8 @@ for flag in "$@"; do
     --training-tools) packages+=(python3-torch python3-sklearn python3-scipy) ;;
     --netlab) packages+=(iptables libnetfilter-queue-dev iproute2 iputils-ping gcc python3-torch) ;;
     --slurm) packages+=(slurm-wlm munge) ;;
-    *) echo "install-deps: unknown option $flag (valid: --training-tools, --netlab, --slurm)" >&2; exit 2 ;;
+    --check) packages+=(clang-16 libclang-rt-16-dev libfuzzer-16-dev) ;;
+    *) echo "install-deps: unknown option $flag (valid: --training-tools, --netlab, --slurm, --check)" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -188,7 +188,7 @@ TEST_CASE("multi-batch profile: outside the measured batches, refused unless ext
   CHECK(!p.covers(64));
   CHECK(!p.covers(4));
   CHECK(p.covers(9));
-  CHECK_THROWS_WITH_AS(p.at_batch(64, false, "/workload/batch_size"),
+  CHECK_THROWS_WITH_AS((void)p.at_batch(64, false, "/workload/batch_size"),
                        "/workload/batch_size: the profile was measured at batches 8, 16, 32 per worker; 64 is outside "
                        "[8, 32]: add \"batch_scaling\": \"linear\" to scale forward, backward and I/O times per sample "
                        "from the nearest measured batch (the optimizer step and the gradient bytes stay), or profile "
@@ -209,7 +209,7 @@ TEST_CASE("multi-batch profile: outside the measured batches, refused unless ext
   const auto s = models::parse_profile(single, "");
   CHECK(!s.has_batches());
   CHECK(s.at_batch(8).layers[0].forward_s == 2e-3);
-  CHECK_THROWS_WITH_AS(s.at_batch(16, false, "/workload/batch_size"),
+  CHECK_THROWS_WITH_AS((void)s.at_batch(16, false, "/workload/batch_size"),
                        "/workload/batch_size: the profile was measured with batch 8 per worker, not 16; add "
                        "\"batch_scaling\": \"linear\" to scale forward, backward and I/O times with the batch (the "
                        "optimizer step and the gradient bytes stay), or profile that batch",

@@ -384,3 +384,15 @@ TEST_CASE("option errors are one line, exit 2, naming the command and where its 
   CHECK(help.exit_code == 0);
   CHECK(help.out.find("--estimate") != std::string::npos);
 }
+
+TEST_CASE("command-line quantities that are not UTF-8 are bad input, not an internal error") {
+  // Found by fuzz/fuzz_units: the message quoted the value through JSON, which threw on such bytes.
+  const auto bandwidth = ddlsim::test::ddlsim("collectives -n 4 --bandwidth \"$(printf '10\\271')\" --latency 1us");
+  CHECK(bandwidth.exit_code == 2);
+  CHECK(bandwidth.err == "ddlsim: error: --bandwidth: unknown bandwidth unit \"\xb9\" in \"10\xb9\"; expected one of "
+                         "bps, Kbps, Mbps, Gbps, Tbps, Bps, KBps, MBps, GBps, TBps, KiBps, MiBps, GiBps, TiBps\n");
+  const auto latency = ddlsim::test::ddlsim("collectives -n 4 --bandwidth 10Gbps --latency \"$(printf '1\\271s')\"");
+  CHECK(latency.exit_code == 2);
+  CHECK(std::count(latency.err.begin(), latency.err.end(), '\n') == 1);
+  CHECK(latency.err.starts_with("ddlsim: error: --latency: unknown time unit "));
+}

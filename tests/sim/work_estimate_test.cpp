@@ -6,6 +6,8 @@
 // and bucket).
 #include "tests/sim/cli.hpp"
 
+#include "sim/progress.hpp"
+
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -142,4 +144,18 @@ TEST_CASE("link traces: every period replays every entry on every traced link, a
   const std::string once = tmp.write("once.json", sc.dump());
   const json e1 = json::parse(ddlsim::test::ddlsim(fmt::format("run {} --estimate", once)).out);
   CHECK(e1["trace_events"].get<double>() == 2.0 * N);
+}
+
+TEST_CASE("progress: until the simulation starts, the line says what the run is doing") {
+  using ddlsim::sim::Progress;
+  Progress lines(ddlsim::sim::ProgressStyle::LINES, 10);
+  lines.phase("building the platform");
+  CHECK(lines.line(30) == "ddlsim: building the platform: elapsed 0:30, ETA ?");
+  lines.phase(nullptr);
+  CHECK(lines.line(30) == "ddlsim: progress: 0/10 iterations (0.0 %), simulated 0 s, elapsed 0:30, ETA ?");
+  Progress bar(ddlsim::sim::ProgressStyle::BAR, 10);
+  bar.phase("building the platform");
+  CHECK(bar.line(75) == "ddlsim: building the platform... elapsed 1:15, ETA ?");
+  bar.update(1, 2.5);  // an iteration completed: the count again, whatever the phase
+  CHECK(bar.line(75).starts_with("ddlsim: [##..................]  10.0%  1/10 iterations  simulated 2.5 s"));
 }
