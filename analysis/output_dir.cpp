@@ -41,10 +41,21 @@ const std::vector<std::string>& OutputDir::output_names() {
 OutputDir::OutputDir(const std::string& dir, std::string option, const std::string& scenario_file)
     : given_(dir), option_(std::move(option)) {
   const auto fail = [this](const std::string& message) {
-    throw ConfigError(option_, fmt::format("\"{}\" {}", given_, message));
+    throw ConfigError(option_, fmt::format("\"{}\" {}", excerpt(given_), message));
   };
   std::error_code ec;
   const fs::path path = normalised(dir);
+  // Names the file system cannot hold are refused here, not by a filesystem_error halfway through.
+  for (const auto& part : path)
+    if (part.native().size() > 255)
+      fail(fmt::format("has a name of {} bytes; a file system takes at most 255", part.native().size()));
+  if (path.filename().native().size() > MAX_DIR_NAME_BYTES)
+    fail(fmt::format("ends in a name of {} bytes; an output directory's name may have at most {} (room for its staging "
+                     "folder beside it)",
+                     path.filename().native().size(), MAX_DIR_NAME_BYTES));
+  if (fs::absolute(path, ec).native().size() > MAX_DIR_PATH_BYTES)
+    fail(fmt::format("is {} bytes long as an absolute path; an output directory's may have at most {}",
+                     fs::absolute(path, ec).native().size(), MAX_DIR_PATH_BYTES));
   // Symbolic links resolved: a link to a directory has its directory's files replaced, not itself.
   target_ = fs::weakly_canonical(fs::absolute(path, ec), ec);
   if (ec) target_ = fs::absolute(path, ec).lexically_normal();

@@ -1,5 +1,6 @@
 #include "sim/scenario.hpp"
 
+#include "analysis/output_dir.hpp"
 #include "models/units.hpp"
 
 #include <boost/graph/graph_traits.hpp>
@@ -17,7 +18,8 @@ constexpr int MAX_WORKERS = 1'000'000;
 constexpr double MIN_SPEED_FACTOR = 1e-6;
 constexpr double MAX_SPEED_FACTOR = 1e6;
 /// The longest scenario name: it names the default output directory (NAME_MAX bytes).
-constexpr std::size_t MAX_NAME_BYTES = 255;
+// The default output directory is out/<name>: its name must leave room for the staging folder.
+constexpr std::size_t MAX_NAME_BYTES = analysis::MAX_DIR_NAME_BYTES;
 
 }  // namespace
 
@@ -125,7 +127,8 @@ std::string resolve_beside(const std::string& file, const std::string& base_dir)
   fs::path p(file);
   if (p.is_absolute() || base_dir.empty()) return file;
   fs::path beside = fs::path(base_dir) / p;
-  if (fs::exists(beside)) return beside.string();
+  std::error_code ec;  // a name the file system refuses (too long, say) is not there: opening it says so
+  if (fs::exists(beside, ec)) return beside.string();
   return file;
 }
 

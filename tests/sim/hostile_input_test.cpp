@@ -182,17 +182,17 @@ TEST_CASE("null where an object belongs is refused, naming the path, and duplica
 
 TEST_CASE("the name must be fit to name the output directory") {
   const std::string expected = fmt::format(
-      "ddlsim: error: /name: expected a name for the output directory: 1 to 255 bytes, no slash, backslash or control "
+      "ddlsim: error: /name: expected a name for the output directory: 1 to 230 bytes, no slash, backslash or control "
       "character, not \".\" or \"..\"; got \"{{}}\"\n");
   for (const auto& [name, shown] : std::vector<std::pair<std::string, std::string>>{
            {".", "."}, {"..", ".."}, {"a/b", "a/b"}, {std::string("a\0b", 3), "a\\x00b"}, {"a\nb", "a\\nb"},
-           {std::string(256, 'n'), std::string(ddlsim::MAX_ECHO_CHARS, 'n') + "... (256 bytes)"}, {"", ""}}) {
+           {std::string(231, 'n'), std::string(ddlsim::MAX_ECHO_CHARS, 'n') + "... (231 bytes)"}, {"", ""}}) {
     json doc = good();
     doc["name"] = name;
     CHECK(run_bad(doc) == fmt::format(fmt::runtime(expected), shown));
   }
   json doc = good();
-  doc["name"] = std::string(255, 'n');
+  doc["name"] = std::string(230, 'n');
   TempDir tmp;
   auto r = ddlsim::test::ddlsim(fmt::format("validate {}", tmp.write("s.json", doc.dump())));
   CHECK(r.exit_code == 0);
@@ -395,4 +395,26 @@ TEST_CASE("command-line quantities that are not UTF-8 are bad input, not an inte
   CHECK(latency.exit_code == 2);
   CHECK(std::count(latency.err.begin(), latency.err.end(), '\n') == 1);
   CHECK(latency.err.starts_with("ddlsim: error: --latency: unknown time unit "));
+}
+
+TEST_CASE("names longer than a file system takes are bad input: output directories and files a scenario names") {
+  // Found by fuzz/fuzz_scenario: std::filesystem threw "File name too long" (an internal error).
+  TempDir tmp;
+  const std::string file = tmp.write("s.json", good().dump());
+  const std::string long_name(300, 'a');
+  const std::string shown = std::string(ddlsim::MAX_ECHO_CHARS, 'a') + "... (300 bytes)";
+  const auto component = ddlsim::test::ddlsim(fmt::format("run {} --out {}/{}/x", file, tmp.path().string(), long_name));
+  CHECK(component.exit_code == 2);
+  CHECK(component.err.ends_with(" has a name of 300 bytes; a file system takes at most 255\n"));
+  CHECK(std::count(component.err.begin(), component.err.end(), '\n') == 1);
+  const auto last = ddlsim::test::ddlsim(fmt::format("run {} --out {}/{}", file, tmp.path().string(), std::string(240, 'b')));
+  CHECK(last.exit_code == 2);
+  CHECK(last.err.ends_with(" ends in a name of 240 bytes; an output directory's name may have at most 230 (room for "
+                           "its staging folder beside it)\n"));
+  // Nothing was created: only s.json is there.
+  CHECK(std::distance(std::filesystem::directory_iterator(tmp.path()), std::filesystem::directory_iterator()) == 1);
+  json doc = good();
+  doc["workload"] = {{"profile", long_name + ".json"}, {"iterations", 2}};
+  // A file's name is shown whole (the message stays within ConfigError's bound): it is what to fix.
+  CHECK(run_bad(doc) == fmt::format("ddlsim: error: /workload/profile: cannot open profile file \"{}.json\"\n", long_name));
 }
