@@ -17,9 +17,11 @@ findings="$(dirname "$corpus")/findings-$name-"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e
+start=$SECONDS
 "$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 \
   -artifact_prefix="$findings" "$@" "$corpus" "${seeds[@]}" </dev/null >"$log" 2>&1
 rc=$?
+elapsed=$((SECONDS - start))
 set -e
 runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
 if [ $rc -ne 0 ]; then
@@ -27,4 +29,4 @@ if [ $rc -ne 0 ]; then
   echo "run_fuzz: $name: FINDING after ${runs:-?} executions (exit $rc); the input is under ${findings}*" >&2
   exit 1
 fi
-echo "run_fuzz: $name: ${runs:-?} executions in ${seconds} s without a finding; corpus $(ls "$corpus" | wc -l) inputs"
+echo "run_fuzz: $name: ${runs:-?} executions in ${elapsed} s without a finding; corpus $(ls "$corpus" | wc -l) inputs"

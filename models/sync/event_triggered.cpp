@@ -72,7 +72,7 @@ class EventTriggered final : public SyncModel {
       replay_compute(rt, plan, false);
       std::int64_t sent = 0;
       for (int i = 0; i < tensors; ++i) {
-        if (fires_[index(it, r, i)] == 0) continue;
+        if (!fires(it, r, i)) continue;
         for (int peer : {left, right}) {
           const CommHandle h = rt.put(peer, bytes_[static_cast<std::size_t>(i)], i, it);
           if (sequential_) rt.wait(h);
@@ -118,6 +118,15 @@ class EventTriggered final : public SyncModel {
   }
 
  private:
+  /// Whether worker `w` sends message `i` in iteration `k`: replayed from the trace, or drawn by the
+  /// surrogate when asked (nothing stored per iteration: a run of any length binds at once).
+  [[nodiscard]] bool fires(int k, int w, int i) const {
+    if (!source_.surrogate) return fires_[index(k, w, i)] != 0;
+    const double p = rates_.rate(source_tensor_[static_cast<std::size_t>(i)], k);
+    return p >= 1 || surrogate_uniform(seed_, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(w),
+                                       static_cast<std::uint64_t>(i)) < p;
+  }
+
   [[nodiscard]] std::size_t index(int k, int w, int i) const {
     return (static_cast<std::size_t>(k) * static_cast<std::size_t>(workers_) + static_cast<std::size_t>(w)) * bytes_.size() +
            static_cast<std::size_t>(i);
@@ -153,20 +162,12 @@ class EventTriggered final : public SyncModel {
   }
 
   void fit_surrogate(const SyncBinding& b) {
-    const auto fitted = fit_tensor_rates(*trace_, source_);
-    std::vector<int> source_tensor;  // the profile's layers with gradients are the messages
-    for (const auto& layer : b.profile->layers)
+    rates_ = fit_tensor_rates(*trace_, source_);
+    seed_ = b.seed;
+    for (const auto& layer : b.profile->layers)  // the profile's layers with gradients are the messages
       if (layer.grad_bytes > 0) bytes_.push_back(layer.grad_bytes);
     for (std::size_t j = 0; j < bytes_.size(); ++j)
-      source_tensor.push_back(fitted.tensor_at_depth((static_cast<double>(j) + 0.5) / static_cast<double>(bytes_.size())));
-    fires_.resize(static_cast<std::size_t>(b.iterations) * static_cast<std::size_t>(b.workers) * bytes_.size());
-    for (int k = 0; k < b.iterations; ++k)
-      for (int w = 0; w < b.workers; ++w)
-        for (std::size_t j = 0; j < bytes_.size(); ++j) {
-          const double p = fitted.rate(source_tensor[j], k);
-          fires_[index(k, w, static_cast<int>(j))] =
-              p >= 1 || surrogate_uniform(b.seed, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(w), j) < p ? 1 : 0;
-        }
+      source_tensor_.push_back(rates_.tensor_at_depth((static_cast<double>(j) + 0.5) / static_cast<double>(bytes_.size())));
   }
 
   DecisionSource source_;
@@ -175,7 +176,10 @@ class EventTriggered final : public SyncModel {
   std::shared_ptr<const TrainingTrace> trace_;
   int workers_ = 0;
   std::vector<double> bytes_;  // per message (tensor or layer)
-  std::vector<char> fires_;    // iteration x worker x message
+  std::vector<char> fires_;    // iteration x worker x message (replayed from a trace)
+  TensorRates rates_;                // the surrogate: fitted rates,
+  std::vector<int> source_tensor_;   // the traced tensor behind each message,
+  std::uint64_t seed_ = 0;           // and the scenario's seed
 };
 
 }  // namespace

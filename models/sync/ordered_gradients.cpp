@@ -33,6 +33,14 @@ class OrderedGradients final : public SyncModel {
 
   void bind(const SyncBinding& b) override {
     workers_ = b.workers;
+    // One decision per iteration and worker is drawn and kept before the run: bounded, so that a
+    // hostile iteration count is refused here instead of exhausting memory (docs/reliability.md).
+    constexpr double MAX_DECISIONS = 1 << 28;
+    if (static_cast<double>(b.iterations) * b.workers > MAX_DECISIONS)
+      throw ConfigError("/workload/iterations",
+                        fmt::format("ordered_gradients keeps a decision per iteration and worker: {} iterations x {} "
+                                    "workers = {:.3g}, more than the {:.3g} (256 MiB) it holds; run fewer iterations",
+                                    b.iterations, b.workers, static_cast<double>(b.iterations) * b.workers, MAX_DECISIONS));
     selected_.assign(static_cast<std::size_t>(b.iterations) * static_cast<std::size_t>(b.workers), 0);
     if (source_.surrogate) {
       if (!source_.trace_file.empty()) {  // the surrogate takes m from it, and nothing else

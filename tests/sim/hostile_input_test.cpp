@@ -418,3 +418,22 @@ TEST_CASE("names longer than a file system takes are bad input: output directori
   // A file's name is shown whole (the message stays within ConfigError's bound): it is what to fix.
   CHECK(run_bad(doc) == fmt::format("ddlsim: error: /workload/profile: cannot open profile file \"{}.json\"\n", long_name));
 }
+
+TEST_CASE("surrogate decisions of any run length bind without storing them, or are refused with the bound") {
+  // Found by fuzz/fuzz_scenario: event_triggered's surrogate drew and stored a decision per
+  // iteration, worker and layer when the scenario loaded: 10^6 iterations of ResNet-50 on 64
+  // workers asked for 10 GB before the work estimate could speak. They are drawn when asked now.
+  const auto event = ddlsim::test::ddlsim(
+      "validate scenarios/resnet50_event_surrogate_64w.json --set workload.iterations=1000000");
+  CHECK(event.exit_code == 0);
+  CHECK(event.err.empty());
+  // ordered_gradients keeps one decision per iteration and worker (it sorts every iteration's
+  // workers): bounded at 2^28.
+  const auto ordered = ddlsim::test::ddlsim(
+      "validate scenarios/eventgrad_cnn_ordered_m2_4w.json --set training.sync.params.decisions=surrogate "
+      "--set training.sync.params.m=2 --set workload.iterations=1000000 --set platform.workers=1000");
+  CHECK(ordered.exit_code == 2);
+  CHECK(ordered.err == "ddlsim: error: /workload/iterations: ordered_gradients keeps a decision per iteration and worker: "
+                       "1000000 iterations x 1000 workers = 1e+09, more than the 2.68e+08 (256 MiB) it holds; run fewer "
+                       "iterations\n");
+}
