@@ -101,22 +101,30 @@ std::string EngineSession::reserve_actors(int workers, int per_worker, int fixed
                                 workers, actors, limit, fit, (actors + 2000 + limit / 50) * 2));
 }
 
-void EngineSession::start_stop_watchdog(sg4::Host* host) {
-  // SimGrid's signals are static: one callback per process, waking the current run's watchdog.
-  // Maestro may release a semaphore (a simcall runs directly there); it may not kill actors.
-  static sg4::SemaphorePtr armed;
+namespace {
+struct StopNow {};
+bool g_stoppable = false;  // a run_stoppable() is in progress
+}  // namespace
+
+bool EngineSession::run_stoppable() {
+  // SimGrid's signals are static: connected once per process.
   static const bool connected = [] {
     sg4::Engine::on_time_advance_cb([](double) {
-      if (armed && stop_now()) std::exchange(armed, nullptr)->release();
+      if (g_stoppable && stop_now()) throw StopNow{};
     });
     return true;
   }();
   (void)connected;
-  armed = sg4::Semaphore::create(0);
-  sg4::Actor::create("stop-watchdog", host, guard([wake = armed]() {
-    wake->acquire();
-    throw RunStopped{};
-  }))->daemonize();
+  g_stoppable = true;
+  try {
+    engine_->run();
+  } catch (const StopNow&) {
+    g_stoppable = false;
+    stopped_ = true;
+    return true;
+  }
+  g_stoppable = false;
+  return false;
 }
 
 EngineSession::EngineSession(const std::vector<std::string>& engine_args, const NetworkSpec& network) {

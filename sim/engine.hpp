@@ -43,11 +43,13 @@ class EngineSession {
   /// largest worker count that fits.
   [[nodiscard]] std::string reserve_actors(int workers, int per_worker, int fixed);
   [[nodiscard]] bool deadlocked() const { return *deadlock_; }
-  /// Creates, on `host`, a daemon actor that stops the run where it is (RunStopped, as guard()
-  /// handles it) once a signal's grace has passed (sim/run_control.hpp), even while every other
-  /// actor waits on one long communication: maestro checks at every step of simulated time and
-  /// wakes it. Call once the platform exists, before run().
-  void start_stop_watchdog(simgrid::s4u::Host* host);
+  /// engine().run(), stopped where it is once a signal's grace has passed (sim/run_control.hpp):
+  /// maestro checks at every step of simulated time and leaves the loop, whatever the actors
+  /// wait on. Returns true then: the actors stay blocked mid-iteration, and SimGrid can neither
+  /// kill them (a comm whose receiver never came crashes its link-load plugin) nor destroy what
+  /// they wait on, so the caller keeps the engine and everything the actors use alive until the
+  /// process exits (SimulationResult::engine_abandoned).
+  bool run_stoppable();
   [[nodiscard]] bool stopped() const { return stopped_; }
 
   /// Wraps an actor body: an exception escaping it (SimGrid would abort the

@@ -126,7 +126,6 @@ class LazyRuntime : public models::Runtime {
   virtual double point_to_point_busy_s(double start_s, double end_s) = 0;
 
   void flush() {
-    throw_if_stop_now();
     if (debt_ > 0) sleep_for(debt_);
     debt_ = 0;
   }

@@ -22,6 +22,8 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
@@ -304,7 +306,12 @@ int main(int argc, char** argv) {
   // SIGINT and SIGTERM exit at once with 128 + the signal; `run` stops cleanly instead.
   ddlsim::sim::install_stop_handlers(ddlsim::sim::StopMode::EXIT);
   try {
-    return run_cli(argc, argv);
+    const int code = run_cli(argc, argv);
+    if (ddlsim::sim::static_cleanup_skipped()) {  // a run stopped within an iteration (sim/run_control.hpp)
+      std::fflush(nullptr);
+      std::_Exit(code);
+    }
+    return code;
   } catch (const ddlsim::ConfigError& e) {
     std::cerr << "ddlsim: error: " << e.what() << "\n";
     return EXIT_BAD_INPUT;

@@ -119,6 +119,7 @@ int RunCommand::run(const std::vector<std::string>& engine_args) const {
     return 128 + stop_signal();
   }
   progress.finish();
+  if (result.engine_abandoned) exit_without_static_cleanup();
   const int signal = stop_signal();
   for (const auto& note : result.notes) fmt::print(stderr, "ddlsim: note: {}\n", note);
   if (result.totals.iterations == 0) {

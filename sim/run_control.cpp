@@ -59,6 +59,13 @@ int stop_signal() { return g_signal; }
 
 bool stop_now() { return g_stop_now != 0; }
 
+namespace {
+bool g_skip_static_cleanup = false;
+}  // namespace
+
+void exit_without_static_cleanup() { g_skip_static_cleanup = true; }
+bool static_cleanup_skipped() { return g_skip_static_cleanup; }
+
 std::string signal_name(int signal) {
   switch (signal) {
     case SIGINT: return "SIGINT";

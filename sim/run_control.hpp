@@ -31,6 +31,11 @@ inline constexpr unsigned STOP_GRACE_S = 2;
 /// True once STOP_GRACE_S have passed since the first signal: the run stops within its iteration
 /// (throw_if_stop_now() in sim/engine.hpp), losing only that iteration.
 bool stop_now();
+/// A run stopped within an iteration left SimGrid's engine in place (SimulationResult::
+/// engine_abandoned): main() ends the process with std::_Exit once the command has returned (its
+/// outputs written, its staging folder gone), skipping the static destructors that would tear it down.
+void exit_without_static_cleanup();
+[[nodiscard]] bool static_cleanup_skipped();
 /// "SIGINT", "SIGTERM".
 std::string signal_name(int signal);
 

@@ -1,7 +1,5 @@
 #include "sim/schedule_executor.hpp"
 
-#include "sim/engine.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -80,7 +78,6 @@ void ScheduleExecutor::run(int rank, const std::vector<models::RankStep>& steps,
       }
     }
     sg4::Comm::wait_all(comms);
-    throw_if_stop_now();  // a call of millions of steps stops within itself (sim/run_control.hpp)
     if (delay > 0) sg4::this_actor::sleep_for(delay);
   }
 }

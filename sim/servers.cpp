@@ -38,7 +38,6 @@ class SimServerRuntime final : public models::ServerRuntime {
       for (std::size_t w = 0; w < n; ++w) post(w);
     }
     const auto done = static_cast<std::size_t>(sg4::Comm::wait_any(active_));
-    throw_if_stop_now();
     const auto w = worker_of_[done];
     active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(done));
     worker_of_.erase(worker_of_.begin() + static_cast<std::ptrdiff_t>(done));

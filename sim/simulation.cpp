@@ -182,7 +182,9 @@ void prepare_context(Context& ctx, const Scenario& scenario, const RunOptions& o
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
                           const RunOptions& options) {
   if (!options.simgrid_analytic && detail::fiber_lane_applies(scenario)) return detail::simulate_on_fibers(scenario, options);
-  EngineSession session(engine_args, scenario.network);
+  // On the heap: a run stopped within an iteration leaves them to the process's end (run_stoppable).
+  auto session_owner = std::make_unique<EngineSession>(engine_args, scenario.network);
+  EngineSession& session = *session_owner;
   const auto& sync = *scenario.training.sync_model;
   // Before building anything: refuse (or make room for) more actors than the process can hold.
   const bool collective_servers = scenario.training.collective_algorithm->uses_servers() &&
@@ -196,7 +198,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     notes.push_back(std::move(note));
   sg_link_load_plugin_init();
 
-  detail::Context ctx;
+  auto ctx_owner = std::make_unique<detail::Context>();
+  detail::Context& ctx = *ctx_owner;
   detail::prepare_context(ctx, scenario, options);
   for (auto& state : ctx.workers) {
     state.queued = sg4::Semaphore::create(0);
@@ -243,9 +246,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
           ->daemonize();
     }
   }
-  session.start_stop_watchdog(ctx.platform.hosts.front());
   if (options.phase) options.phase(nullptr);
-  session.engine().run();
+  const bool abandoned = session.run_stoppable();
   session.rethrow_if_failed();
   ctx.result.stopped = session.stopped();
   if (!ctx.result.stopped) {
@@ -258,6 +260,11 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     for (const auto& p : ctx.adaptive->probes) ctx.result.probes.push_back({p.alpha_s, p.beta_s_per_byte});
   }
   detail::collect_links(ctx.result, scenario.platform.graph, &ctx.platform);
+  if (abandoned) {
+    ctx.result.engine_abandoned = true;
+    (void)ctx_owner.release();      // deliberately kept: actors still wait on what it holds
+    (void)session_owner.release();  // and on the engine
+  }
   return std::move(ctx.result);
 }
 

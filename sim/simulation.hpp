@@ -44,6 +44,9 @@ struct SimulationResult {
   std::vector<LinkRecord> links;
   double makespan_s = 0;
   bool stopped = false;  // RunOptions::stop_requested stopped the run (totals: the iterations completed)
+  /// Stopped within an iteration on SimGrid: the engine and its actors are left in place, and the
+  /// process must end with std::_Exit once the outputs are written (EngineSession::run_stoppable).
+  bool engine_abandoned = false;
   double alpha_s = 0;          // the alpha the analytic mode used
   double beta_s_per_byte = 0;  // the beta the analytic mode used
   std::optional<models::LinkClass> analytic_local;  // the intra-node pair (hierarchical platforms)

@@ -174,7 +174,6 @@ void comm_stream(Context& ctx, int rank, int slot) {
         ++rec.messages_sent;
       }
       sg4::Comm::wait_all(comms);
-      throw_if_stop_now();
       comms.clear();
       std::vector<PsMessage*> replies(static_cast<std::size_t>(servers), nullptr);
       for (int s = 0; s < servers; ++s)
