@@ -118,8 +118,7 @@ class EventTriggered final : public SyncModel {
   }
 
  private:
-  /// Whether worker `w` sends message `i` in iteration `k`: replayed from the trace, or drawn by the
-  /// surrogate when asked (nothing stored per iteration: a run of any length binds at once).
+  /// Whether worker `w` sends message `i` in iteration `k`: replayed, or drawn when asked (nothing stored).
   [[nodiscard]] bool fires(int k, int w, int i) const {
     if (!source_.surrogate) return fires_[index(k, w, i)] != 0;
     const double p = rates_.rate(source_tensor_[static_cast<std::size_t>(i)], k);
@@ -177,9 +176,9 @@ class EventTriggered final : public SyncModel {
   int workers_ = 0;
   std::vector<double> bytes_;  // per message (tensor or layer)
   std::vector<char> fires_;    // iteration x worker x message (replayed from a trace)
-  TensorRates rates_;                // the surrogate: fitted rates,
-  std::vector<int> source_tensor_;   // the traced tensor behind each message,
-  std::uint64_t seed_ = 0;           // and the scenario's seed
+  TensorRates rates_;               // the surrogate: fitted rates, the traced tensor behind each
+  std::vector<int> source_tensor_;  // message, and the scenario's seed
+  std::uint64_t seed_ = 0;
 };
 
 }  // namespace
