@@ -20,12 +20,6 @@ namespace ddlsim::sim {
 /// (RunOptions::stop_requested): guard() ends the run cleanly.
 struct RunStopped {};
 
-/// Throws RunStopped once a signal's grace has passed (sim/run_control.hpp): called by the
-/// runtimes wherever simulated time moves, so a long iteration stops within itself.
-inline void throw_if_stop_now() {
-  if (stop_now()) throw RunStopped{};
-}
-
 /// Creates the engine (SimGrid's own flags in `engine_args`, e.g. --cfg=... --log=...),
 /// silences SimGrid's configuration chatter unless --log says otherwise, and applies `network`.
 /// Also connects a deadlock detector: check deadlocked() after run().

@@ -3,7 +3,8 @@
 // `ddlsim run` stops cleanly on the first signal: the handler only records it, the run stops
 // once every worker has ended its current iteration (RunOptions::stop_requested, asked by
 // sim/records.cpp) or, when that takes longer than STOP_GRACE_S of wall time, where it is (an
-// alarm sets stop_now(), which the runtimes check whenever simulated time moves), and the outputs of the iterations completed so far are written, marked
+// alarm sets stop_now(), which the fiber lane checks at every event and SimGrid's maestro between
+// two time steps: EngineSession::run_stoppable), and the outputs of the iterations completed so far are written, marked
 // incomplete; the exit code is 128 + the signal (130, 143). A second signal exits at once with
 // that code. The other commands exit at once on the first. SimGrid's engine installs its own
 // SIGINT handler (exit 1), so EngineSession installs ours again once the engine exists.
@@ -29,7 +30,7 @@ int stop_signal();
 /// Wall seconds a run waits after the first signal for its current iteration to end.
 inline constexpr unsigned STOP_GRACE_S = 2;
 /// True once STOP_GRACE_S have passed since the first signal: the run stops within its iteration
-/// (throw_if_stop_now() in sim/engine.hpp), losing only that iteration.
+/// (EngineSession::run_stoppable, the fiber lane's loop), losing only the iterations in progress.
 bool stop_now();
 /// A run stopped within an iteration left SimGrid's engine in place (SimulationResult::
 /// engine_abandoned): main() ends the process with std::_Exit once the command has returned (its
