@@ -169,6 +169,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
     per_iteration.push_back({"point-to-point messages", "/training/sync/params", messages * MESSAGE_S, 0});
     flows += messages;
   }
+  double trace_wall_s = 0;  // not per iteration: a total over the run
   if (!s.network.link_traces.empty()) {
     // Every repeating trace replays each entry once per period of simulated time, however little
     // happens meanwhile. The simulated time is bounded by every iteration's compute plus its
@@ -204,8 +205,8 @@ WorkEstimate estimate_work(const WorkPlan& w) {
         path = fmt::format("/network/link_traces/{}{}", t, trace.period_s > 0 ? "/period" : "");
       }
     }
-    // Not per iteration: the estimate's terms after the loop are totals.
     e.terms.push_back({"link-trace events", path, wall_s, memory});
+    trace_wall_s = wall_s;
     e.events += trace_events;
     e.trace_events = trace_events;
   }
@@ -225,7 +226,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
   e.terms.push_back({"timeline", "/output/timeline_iterations", timeline_events * TIMELINE_EVENT_S, 0});
 
   e.wall_s = e.setup_s + iterations * e.per_iteration_s + e.terms.back().wall_s;
-  if (!s.network.link_traces.empty()) e.wall_s += e.terms[e.terms.size() - 2].wall_s;
+  e.wall_s += trace_wall_s;
   e.memory_bytes = BASE_MEMORY;
   for (const auto& t : e.terms) e.memory_bytes += t.memory_bytes;
   for (auto t : per_iteration) {
