@@ -111,6 +111,18 @@ void append_fixed9(fmt::memory_buffer& out, double value) {
 
 }  // namespace
 
+void RunOutputs::append_row_rest(fmt::memory_buffer& text, const sim::IterationRecord& r, const std::string& tail) const {
+  for (const double v : {r.start_s, r.end_s, r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s,
+                         r.straggler_wait_s, r.staleness_wait_s, r.codec_s})
+    append_fixed9(text, v);
+  text.append(tail);
+  if (events_columns_) {
+    if (r.events_sent >= 0) fmt::format_to(std::back_inserter(text), ",{},{}", r.events_sent, r.events_possible - r.events_sent);
+    else text.append(std::string_view(",,"));
+  }
+  text.push_back('\n');
+}
+
 void RunOutputs::iteration(int iteration, const std::vector<sim::IterationRecord>& workers,
                            const sim::IterationCompression& c) {
   if (!scenario_.output.iterations_csv) return;
@@ -120,17 +132,37 @@ void RunOutputs::iteration(int iteration, const std::vector<sim::IterationRecord
   const std::string tail = fmt::format("{:.6g},{},{}", c.cr, c.collective, c.exploring ? 1 : 0);
   fmt::memory_buffer text;
   for (std::size_t w = 0; w < workers.size(); ++w) {
-    const auto& r = workers[w];
     fmt::format_to(std::back_inserter(text), "{},{},", w, iteration);
-    for (const double v : {r.start_s, r.end_s, r.end_s - r.start_s, r.compute_s, r.exposed_comm_s, r.comm_busy_s,
-                           r.straggler_wait_s, r.staleness_wait_s, r.codec_s})
-      append_fixed9(text, v);
-    text.append(tail);
-    if (events_columns_) {
-      if (r.events_sent >= 0) fmt::format_to(std::back_inserter(text), ",{},{}", r.events_sent, r.events_possible - r.events_sent);
-      else text.append(std::string_view(",,"));
+    append_row_rest(text, workers[w], tail);
+  }
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+}
+
+void RunOutputs::iteration_by_class(int iteration, const std::vector<sim::IterationRecord>& records,
+                                    const std::vector<int>& slot_of, const sim::IterationCompression& c) {
+  if (!scenario_.output.iterations_csv) return;
+  auto& out = open(csv_, "iterations.csv");
+  // Each simulated worker's columns after "worker,iteration," formatted once, then one row per worker.
+  const std::string tail = fmt::format("{:.6g},{},{}", c.cr, c.collective, c.exploring ? 1 : 0);
+  std::vector<std::string> rest;
+  rest.reserve(records.size());
+  for (const auto& r : records) {
+    fmt::memory_buffer one;
+    append_row_rest(one, r, tail);
+    rest.emplace_back(one.data(), one.size());
+  }
+  const std::string prefix = fmt::format(",{},", iteration);
+  fmt::memory_buffer text;
+  char number[16];
+  for (std::size_t w = 0; w < slot_of.size(); ++w) {
+    const auto end = std::to_chars(number, number + sizeof number, w).ptr;
+    text.append(number, end);
+    text.append(prefix);
+    text.append(rest[static_cast<std::size_t>(slot_of[w])]);
+    if (text.size() >= (1U << 20)) {
+      out.write(text.data(), static_cast<std::streamsize>(text.size()));
+      text.clear();
     }
-    text.push_back('\n');
   }
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
 }

@@ -10,6 +10,7 @@
 #include "sim/scenario.hpp"
 #include "sim/simulation.hpp"
 
+#include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -23,6 +24,8 @@ class RunOutputs final : public sim::RecordSink {
 
   void iteration(int iteration, const std::vector<sim::IterationRecord>& workers,
                  const sim::IterationCompression& compression) override;
+  void iteration_by_class(int iteration, const std::vector<sim::IterationRecord>& records,
+                          const std::vector<int>& slot_of, const sim::IterationCompression& compression) override;
   void trace(const sim::TraceEvent& event) override;
 
   /// Ends the streamed files, writes links.csv and `summary`, and puts every file in place.
@@ -32,6 +35,9 @@ class RunOutputs final : public sim::RecordSink {
 
  private:
   std::ofstream& open(std::ofstream& out, const std::string& name);
+  /// A row of iterations.csv after "worker,iteration,": the record's columns, `tail` (cr,
+  /// collective, exploring), the events columns where the sync model has them, the newline.
+  void append_row_rest(fmt::memory_buffer& text, const sim::IterationRecord& r, const std::string& tail) const;
   void write_file(const std::string& name, const std::string& content);
   void close(std::ofstream& out, const std::string& name);
 

@@ -93,6 +93,10 @@ class SyncModel {
   [[nodiscard]] virtual bool allreduces_in_backward() const { return false; }
   /// The server loop; returns after serving every push (see expected_pushes).
   virtual void run_server(ServerRuntime&, const TrainingPlan&) const {}
+  /// True if run_worker's calls on the Runtime do not depend on runtime.rank(), so workers of
+  /// the same speed act alike and the fiber lane may simulate one of them for all
+  /// (sim/worker_classes.hpp). False unless a model says so.
+  [[nodiscard]] virtual bool rank_symmetric() const { return false; }
   /// True if iterations are synchronous across workers (throughput = N * batch / t).
   [[nodiscard]] virtual bool synchronous() const { return true; }
   /// The logical communication graph of a decentralised model for `workers` ranks (nullptr:

@@ -24,7 +24,7 @@ void post_analytic_arrivals(Context& ctx, int iteration, const WorkerState& stat
 double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState& state) {
   const auto& coll = *ctx.scenario->training.collective_algorithm;
   auto& round = ctx.rounds[iteration];
-  auto& rec = ctx.result.workers[static_cast<std::size_t>(rank)];
+  const int slot = ctx.slot(rank);
   // max_inflight > 1: the collectives share the network (sim/concurrent_comm.cpp); else one at a time.
   const auto spans = ctx.scenario->training.bucketing.max_inflight > 1
                          ? concurrent_spans(ctx, state.analytic_pending, round.arrival)
@@ -56,18 +56,23 @@ double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState
     }
     if (!known) memo = AnalyticRound::Resolved{start, item.request.bytes, end, chosen};
     last = std::max(last, end);
-    auto& it = ctx.record(rank, item.iteration);
+    auto& it = ctx.record(slot, item.iteration);
     it.arrivals.at(b) = own;
     it.comm_busy_s += spans.empty() ? end - own : spans[i].busy_s;
-    // What this rank sends depends on its place in the (rotated) schedule.
-    const int me = (rank - item.request.root + ctx.group.workers) % ctx.group.workers;
-    auto cached = state.analytic_traffic.find({item.request.bucket, me});
-    if (cached == state.analytic_traffic.end())
-      cached = state.analytic_traffic
-                   .emplace(std::make_pair(item.request.bucket, me),
-                            schedule_traffic(algo.rank_phases(me, ctx.group, item.request.bytes)))
-                   .first;
-    add_traffic(cached->second, rec.bytes_sent, rec.messages_sent);
+    if (ctx.classes) {  // counted for every worker of the class once the run is over
+      ctx.classes->note_collective(slot, item.request.bucket, item.request.root, algo, item.request.bytes);
+    } else {
+      // What this rank sends depends on its place in the (rotated) schedule.
+      const int me = (rank - item.request.root + ctx.group.workers) % ctx.group.workers;
+      auto cached = state.analytic_traffic.find({item.request.bucket, me});
+      if (cached == state.analytic_traffic.end())
+        cached = state.analytic_traffic
+                     .emplace(std::make_pair(item.request.bucket, me),
+                              schedule_traffic(algo.rank_phases(me, ctx.group, item.request.bytes)))
+                     .first;
+      auto& rec = ctx.result.workers[static_cast<std::size_t>(rank)];
+      add_traffic(cached->second, rec.bytes_sent, rec.messages_sent);
+    }
     if (rank == 0)
       for (int s = 0; algo.uses_servers() && s < ctx.group.servers; ++s)
         add_traffic(schedule_traffic(algo.rank_phases(ctx.group.workers + s, ctx.group, item.request.bytes)),
@@ -77,7 +82,7 @@ double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState
                 end - own);
   }
   state.analytic_pending.clear();
-  if (++round.readers == ctx.group.workers) ctx.rounds.erase(iteration);
+  if (++round.readers == ctx.simulated_workers()) ctx.rounds.erase(iteration);
   return last;
 }
 

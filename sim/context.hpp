@@ -15,6 +15,7 @@
 #include "sim/engine.hpp"
 #include "sim/schedule_executor.hpp"
 #include "sim/simulation.hpp"
+#include "sim/worker_classes.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -113,6 +114,9 @@ struct Context {
   std::vector<double> launch_wait_s;                 // per bucket: submit to launch (Horovod's cycle); empty: none
   const RunOptions* options = nullptr;
   const double* fiber_clock_s = nullptr;  // the fiber lane's clock (sim/fiber_lane.cpp); null: SimGrid's
+  /// The fiber lane's classes of identical workers (sim/worker_classes.hpp); null: every worker
+  /// is simulated, and slots are ranks.
+  std::unique_ptr<WorkerClasses> classes;
   OpenRecords records;
   double static_cr = 1;            // the fraction of gradient elements the scenario's compressor sends
   std::vector<double> variant_cr;  // adaptive compression: the same per candidate
@@ -121,6 +125,12 @@ struct Context {
   [[nodiscard]] bool analytic() const { return scenario->network.fidelity == Fidelity::ANALYTIC; }
   /// Simulated time now, under whichever engine runs the scenario.
   [[nodiscard]] double now_s() const { return fiber_clock_s != nullptr ? *fiber_clock_s : sg4::Engine::get_clock(); }
+  /// The workers simulated one by one: `workers`, `records.by_worker` and the rounds count them.
+  [[nodiscard]] int simulated_workers() const {
+    return classes ? static_cast<int>(classes->simulated().size()) : group.workers;
+  }
+  /// Where simulated worker `rank`'s state and records are: its rank, or its slot among the classes.
+  [[nodiscard]] int slot(int rank) const { return classes ? classes->slot(rank) : rank; }
   [[nodiscard]] bool stepwise() const { return scenario->network.granularity == Granularity::STEPWISE; }
   sg4::Mailbox* pull_box(int server, int worker) {
     return sg4::Mailbox::by_name(fmt::format("pull:{}>{}", server, worker));

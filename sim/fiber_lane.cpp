@@ -90,7 +90,8 @@ struct SlabStack {
   void deallocate(bctx::stack_context&) noexcept {}
 };
 
-/// The event loop: fibers, their wake-up times and the iteration's rendezvous.
+/// The event loop: fibers (one per simulated worker, by slot), their wake-up times and the
+/// iteration's rendezvous.
 class FiberEngine {
  public:
   explicit FiberEngine(int workers)
@@ -206,7 +207,7 @@ class FiberRuntime final : public LazyRuntime {
   void submit(const models::CommRequest& request) override {
     if (request.kind != models::CommRequest::Kind::ALLREDUCE || !request.group.empty())
       unsupported("a parameter-server or subgroup request");
-    ctx_.workers[static_cast<std::size_t>(rank_)].analytic_pending.push_back(queued(request));
+    ctx_.workers[static_cast<std::size_t>(slot_)].analytic_pending.push_back(queued(request));
   }
   models::CommHandle isend(int, double, int, std::int64_t) override { unsupported("isend"); }
   models::CommHandle irecv(int, int) override { unsupported("irecv"); }
@@ -218,9 +219,9 @@ class FiberRuntime final : public LazyRuntime {
 
  protected:
   [[nodiscard]] double clock() const override { return engine_.now(); }
-  void sleep_for(double seconds) override { engine_.sleep_until(rank_, engine_.now() + seconds); }
-  void sleep_until(double time_s) override { engine_.sleep_until(rank_, time_s); }
-  void rendezvous() override { engine_.rendezvous(rank_); }
+  void sleep_for(double seconds) override { engine_.sleep_until(slot_, engine_.now() + seconds); }
+  void sleep_until(double time_s) override { engine_.sleep_until(slot_, time_s); }
+  void rendezvous() override { engine_.rendezvous(slot_); }
   void wait_stream(WorkerState&) override { unsupported("a communication stream"); }
   double point_to_point_busy_s(double, double) override { return 0; }
 
@@ -251,18 +252,29 @@ std::string fiber_lane_exclusion(const Scenario& scenario) {
 SimulationResult simulate_on_fibers(const Scenario& scenario, const RunOptions& options) {
   Context ctx;
   prepare_context(ctx, scenario, options);
+  if (!options.every_worker) ctx.classes = worker_classes(scenario);
+  const int simulated = ctx.simulated_workers();
+  ctx.workers.resize(static_cast<std::size_t>(simulated));
+  ctx.records.by_worker.resize(static_cast<std::size_t>(simulated));
+  if (ctx.classes)
+    ctx.result.notes.push_back(fmt::format(
+        "{} of {} workers simulated: the others compute at the same speed as one of them and their records are "
+        "its records (docs/architecture.md, \"Classes of identical workers\")",
+        simulated, scenario.platform.workers));
   const auto& sync = *scenario.training.sync_model;
   double end_s = 0;
   bool stopped = false;
   {
-    FiberEngine engine(scenario.platform.workers);
+    FiberEngine engine(simulated);
     ctx.fiber_clock_s = engine.clock();
-    for (int r = 0; r < scenario.platform.workers; ++r)
-      engine.start(r, [&ctx, &sync, &engine, r]() {
-        FiberRuntime runtime(ctx, r, engine);
+    for (int slot = 0; slot < simulated; ++slot) {
+      const int rank = ctx.classes ? ctx.classes->simulated()[static_cast<std::size_t>(slot)] : slot;
+      engine.start(slot, [&ctx, &sync, &engine, rank]() {
+        FiberRuntime runtime(ctx, rank, engine);
         sync.run_worker(runtime, ctx.plan);
         runtime.finish();
       });
+    }
     engine.run();
     end_s = engine.now();
     stopped = engine.stopped();
@@ -270,6 +282,7 @@ SimulationResult simulate_on_fibers(const Scenario& scenario, const RunOptions& 
   ctx.fiber_clock_s = &end_s;
   ctx.result.stopped = stopped;
   if (!stopped) check_records_complete(ctx);
+  if (ctx.classes) ctx.classes->add_traffic(ctx.group, ctx.result.workers);
   ctx.result.makespan_s = end_s;
   collect_links(ctx.result, scenario.platform.graph, nullptr);
   return std::move(ctx.result);

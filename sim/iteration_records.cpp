@@ -44,12 +44,28 @@ void Quantiles::add(double value) {
   bin(value);
 }
 
-void Quantiles::bin(double value) {
-  if (value <= 0) {
-    ++zeros_;
+void Quantiles::add(double value, std::int64_t count) {
+  if (count <= 0) return;
+  if (exact() && exact_.size() + static_cast<std::size_t>(count) <= EXACT_LIMIT) {
+    count_ += count;
+    exact_.insert(exact_.end(), static_cast<std::size_t>(count), value);
     return;
   }
-  ++bins_[static_cast<std::int64_t>(std::floor(std::log(value) / LOG_BASE))];
+  // Past the limit, as add() one by one: every value held so far binned, then these.
+  count_ += count;
+  if (exact()) {
+    for (double v : exact_) bin(v);
+    exact_ = {};
+  }
+  bin(value, count);
+}
+
+void Quantiles::bin(double value, std::int64_t count) {
+  if (value <= 0) {
+    zeros_ += count;
+    return;
+  }
+  bins_[static_cast<std::int64_t>(std::floor(std::log(value) / LOG_BASE))] += count;
 }
 
 double Quantiles::nth(std::int64_t rank) const {
@@ -69,29 +85,58 @@ double Quantiles::quantile(double q) const {
   return interpolate(count_, q, [&sorted](std::int64_t rank) { return sorted[static_cast<std::size_t>(rank)]; });
 }
 
+namespace {
+
+void add_record(WorkerTotals& t, const IterationRecord& r) {
+  ++t.iterations;
+  t.duration_s += r.end_s - r.start_s;
+  t.compute_s += r.compute_s;
+  t.exposed_comm_s += r.exposed_comm_s;
+  t.comm_busy_s += r.comm_busy_s;
+  t.straggler_wait_s += r.straggler_wait_s;
+  t.staleness_wait_s += r.staleness_wait_s;
+  t.codec_s += r.codec_s;
+  if (r.events_sent >= 0) {
+    t.events_sent += r.events_sent;
+    t.events_possible += r.events_possible;
+  }
+}
+
+}  // namespace
+
 void IterationTotals::add(const std::vector<IterationRecord>& records, const IterationCompression& compression) {
   ++iterations;
   if (workers.size() < records.size()) workers.resize(records.size());
   for (std::size_t w = 0; w < records.size(); ++w) {
-    const auto& r = records[w];
-    auto& t = workers[w];
-    const double duration = r.end_s - r.start_s;
-    ++t.iterations;
-    t.duration_s += duration;
-    t.compute_s += r.compute_s;
-    t.exposed_comm_s += r.exposed_comm_s;
-    t.comm_busy_s += r.comm_busy_s;
-    t.straggler_wait_s += r.straggler_wait_s;
-    t.staleness_wait_s += r.staleness_wait_s;
-    t.codec_s += r.codec_s;
-    if (r.events_sent >= 0) {
-      t.events_sent += r.events_sent;
-      t.events_possible += r.events_possible;
-    }
-    durations.add(duration);
+    add_record(workers[w], records[w]);
+    durations.add(records[w].end_s - records[w].start_s);
   }
   ++iterations_per_variant[compression.variant];
   exploring += compression.exploring ? 1 : 0;
+}
+
+void IterationTotals::add(const std::vector<IterationRecord>& records, const std::vector<int>& slot_of,
+                          const IterationCompression& compression) {
+  ++iterations;
+  if (workers.size() < slot_of.size()) workers.resize(slot_of.size());
+  std::vector<std::int64_t> copies(records.size(), 0);
+  for (std::size_t w = 0; w < slot_of.size(); ++w) {
+    const auto s = static_cast<std::size_t>(slot_of[w]);
+    add_record(workers[w], records[s]);
+    ++copies[s];
+  }
+  // The quantiles do not depend on the order the values came in.
+  for (std::size_t s = 0; s < records.size(); ++s) durations.add(records[s].end_s - records[s].start_s, copies[s]);
+  ++iterations_per_variant[compression.variant];
+  exploring += compression.exploring ? 1 : 0;
+}
+
+void RecordSink::iteration_by_class(int iteration, const std::vector<IterationRecord>& records,
+                                    const std::vector<int>& slot_of, const IterationCompression& compression) {
+  std::vector<IterationRecord> workers;
+  workers.reserve(slot_of.size());
+  for (const int s : slot_of) workers.push_back(records[static_cast<std::size_t>(s)]);
+  this->iteration(iteration, workers, compression);
 }
 
 }  // namespace ddlsim::sim

@@ -53,6 +53,11 @@ class RecordSink {
   /// straggler and staleness waits filled in, and what the iteration's gradients ran.
   virtual void iteration(int iteration, const std::vector<IterationRecord>& workers,
                          const IterationCompression& compression) = 0;
+  /// The same when workers were simulated once per class (sim/worker_classes.hpp): worker w's
+  /// record is records[slot_of[w]]. By default, the records of every worker are made and passed
+  /// to iteration().
+  virtual void iteration_by_class(int iteration, const std::vector<IterationRecord>& records,
+                                  const std::vector<int>& slot_of, const IterationCompression& compression);
   /// A timeline event (only those output.timeline asks for), in the order they are recorded.
   virtual void trace(const TraceEvent& event) = 0;
 };
@@ -77,13 +82,15 @@ class Quantiles {
   static constexpr std::size_t EXACT_LIMIT = 65536;
   static constexpr double BIN_WIDTH = 1e-4;
   void add(double value);
+  /// add(value) `count` times.
+  void add(double value, std::int64_t count);
   /// Linear interpolation between closest ranks (numpy's default); 0 when empty.
   [[nodiscard]] double quantile(double q) const;
   [[nodiscard]] std::int64_t count() const { return count_; }
   [[nodiscard]] bool exact() const { return bins_.empty() && zeros_ == 0; }
 
  private:
-  void bin(double value);
+  void bin(double value, std::int64_t count = 1);
   [[nodiscard]] double nth(std::int64_t rank) const;  // the rank-th smallest (binned)
 
   std::vector<double> exact_;
@@ -114,6 +121,9 @@ struct IterationTotals {
   std::map<int, int> iterations_per_variant;  // adaptive compression: candidate -> iterations run
   int exploring = 0;                       // iterations adaptive compression spent exploring
   void add(const std::vector<IterationRecord>& records, const IterationCompression& compression);
+  /// The same with worker w's record records[slot_of[w]] (RecordSink::iteration_by_class).
+  void add(const std::vector<IterationRecord>& records, const std::vector<int>& slot_of,
+           const IterationCompression& compression);
 };
 
 }  // namespace ddlsim::sim

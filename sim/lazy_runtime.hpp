@@ -30,7 +30,7 @@ double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState
 class LazyRuntime : public models::Runtime {
  public:
   LazyRuntime(Context& ctx, int rank)
-      : ctx_(ctx), rank_(rank), rng_(ctx.scenario->seed * 1'000'003ULL + static_cast<std::uint64_t>(rank)) {}
+      : ctx_(ctx), rank_(rank), slot_(ctx.slot(rank)), rng_(ctx.scenario->seed * 1'000'003ULL + static_cast<std::uint64_t>(rank)) {}
 
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int workers() const override { return ctx_.group.workers; }
@@ -70,7 +70,7 @@ class LazyRuntime : public models::Runtime {
 
   void wait_comm() override {
     flush();
-    auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
+    auto& state = ctx_.workers[static_cast<std::size_t>(slot_)];
     const double t0 = clock();
     if (!state.analytic_pending.empty()) {
       post_analytic_arrivals(ctx_, iteration_, state);
@@ -86,7 +86,7 @@ class LazyRuntime : public models::Runtime {
     flush();
     iteration_ = iteration;
     factor_ = ctx_.scenario->training.stragglers.factor(rank_, rng_);
-    IterationRecord& rec = ctx_.begin_record(rank_, iteration);
+    IterationRecord& rec = ctx_.begin_record(slot_, iteration);
     rec.start_s = rec.end_s = clock();
     rec.arrivals.assign(ctx_.plan.buckets.size(), -1.0);
     if (uses_servers_) rec.held.assign(ctx_.plan.buckets.size(), 0.0);
@@ -101,7 +101,7 @@ class LazyRuntime : public models::Runtime {
       ctx_.adaptive->controller.report(iteration, current().end_s - current().start_s, current().codec_s,
                                        current().comm_busy_s);
     current_ = nullptr;  // completed (and gone) once every worker has ended it
-    ctx_.end_record(rank_, iteration);
+    ctx_.end_record(slot_, iteration);
   }
 
   [[nodiscard]] const models::LogicalGraph* graph() const override { return ctx_.graph.get(); }
@@ -144,6 +144,7 @@ class LazyRuntime : public models::Runtime {
 
   Context& ctx_;
   int rank_;
+  int slot_;  // where its state and records are in ctx_ (Context::slot)
   std::mt19937_64 rng_;
   int iteration_ = 0;
   double factor_ = 1.0;

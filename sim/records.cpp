@@ -57,16 +57,25 @@ void complete_first(Context& ctx) {
   }
   open.ended.pop_front();
   ++open.first;
+  // Per slot; with classes of identical workers, worker w's record is rows[slot_of[w]], and the
+  // waits come out the same (the latest arrival of a bucket is a simulated worker's).
   fill_waits(rows);
   const IterationCompression row = compression_row(ctx, it);
-  ctx.result.totals.add(rows, row);
   ctx.iteration_ab.erase(it);
-  if (ctx.options->sink != nullptr) {
-    ctx.options->sink->iteration(it, rows, row);
+  if (ctx.classes) {
+    const auto& slot_of = ctx.classes->slot_of();
+    ctx.result.totals.add(rows, slot_of, row);
+    if (ctx.options->sink != nullptr) ctx.options->sink->iteration_by_class(it, rows, slot_of, row);
+    else
+      for (std::size_t w = 0; w < slot_of.size(); ++w)
+        ctx.result.workers[w].iterations.push_back(rows[static_cast<std::size_t>(slot_of[w])]);
   } else {
-    for (std::size_t w = 0; w < rows.size(); ++w) ctx.result.workers[w].iterations.push_back(std::move(rows[w]));
-    ctx.result.iteration_compression.push_back(row);
+    ctx.result.totals.add(rows, row);
+    if (ctx.options->sink != nullptr) ctx.options->sink->iteration(it, rows, row);
+    else
+      for (std::size_t w = 0; w < rows.size(); ++w) ctx.result.workers[w].iterations.push_back(std::move(rows[w]));
   }
+  if (ctx.options->sink == nullptr) ctx.result.iteration_compression.push_back(row);
   if (ctx.options->progress) ctx.options->progress(it + 1, ctx.plan.iterations, ctx.now_s());
 }
 

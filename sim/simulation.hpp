@@ -86,6 +86,9 @@ struct RunOptions {
   /// Analytic fidelity runs on the fiber lane wherever it applies (sim/fiber_lane.hpp); true runs it
   /// on SimGrid actors instead (tests compare the two).
   bool simgrid_analytic = false;
+  /// The fiber lane simulates one worker per class of identical workers where it can
+  /// (sim/worker_classes.hpp); true simulates every worker (tests compare the two).
+  bool every_worker = false;
 };
 
 /// Runs the scenario. `engine_args` are SimGrid flags (--cfg=..., --log=...).

@@ -37,6 +37,7 @@ class Bsp final : public SyncModel {
     }
   }
 
+  [[nodiscard]] bool rank_symmetric() const override { return true; }
   [[nodiscard]] bool uses_servers() const override { return parameter_server_; }
   [[nodiscard]] bool compresses_gradients() const override { return true; }
   [[nodiscard]] bool allreduces_in_backward() const override { return !parameter_server_; }
