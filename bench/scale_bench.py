@@ -3,17 +3,20 @@
 
 Runs `ddlsim run` on ResNet-50, BSP + ring all-reduce, 25 MB buckets overlapped with backward, one
 100 Gbps star (scenarios/resnet50_bsp_ring_100gbps.json), --iterations iterations, at every worker
-count of --analytic (analytic fidelity) and --flow (flow fidelity, pipelined collectives), one
-process per run, and prints a Markdown table: wall time, peak RSS, the engine events the work
-estimate counts (`ddlsim run --estimate`) and events per second of wall time, the simulated
-iteration time, and the outcome: ok, refused (exit 2, with ddlsim's message), failed (another exit
-status) or "> T s" (killed at --timeout).
+count of --analytic (analytic fidelity), --noisy (analytic fidelity with 5 % normal compute-time
+noise, so that every worker is its own class and is simulated one by one) and --flow (flow
+fidelity, pipelined collectives), one process per run, and prints a Markdown table: wall time, peak
+RSS, the workers simulated one by one and the engine events the work estimate counts (`ddlsim run
+--estimate`), events per second of wall time, the simulated iteration time, and the outcome: ok,
+refused (exit 2, with ddlsim's message), failed (another exit status) or "> T s" (killed at
+--timeout).
 
 Goals (issue "Scale", on the 2-core development machine): analytic 16,384 workers <= 1 s and
 <= 500 MB, 100,000 workers <= 10 s; flow pipelined 16,384 workers <= 60 s.
 
 usage: bench/scale_bench.py [--ddlsim build/ddlsim] [--analytic 1024,4096,16384,100000]
-                            [--flow 1024,4096,16384] [--iterations 100] [--timeout 600]
+                            [--noisy 1024,4096,16384] [--flow 1024,4096,16384] [--iterations 100]
+                            [--timeout 600]
 """
 import argparse
 import json
@@ -26,6 +29,7 @@ from measure import run_status
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SCENARIO = os.path.join(ROOT, "scenarios", "resnet50_bsp_ring_100gbps.json")
+NOISE = ["--set", 'training.stragglers={"distribution":"normal","sigma":0.05}']
 
 
 def counts(text):
@@ -33,22 +37,26 @@ def counts(text):
 
 
 def estimate(ddlsim, args):
-    """The work estimate's engine events, or None when the estimate itself refuses the scenario."""
+    """The work estimate (events, simulated_workers), or Nones when the estimate itself refuses the scenario."""
     proc = subprocess.run([ddlsim, "run", SCENARIO, "--estimate", *args], capture_output=True, text=True)
     if proc.returncode != 0:
-        return None
-    return json.loads(proc.stdout)["events"]
+        return None, None
+    e = json.loads(proc.stdout)
+    return e["events"], e["simulated_workers"]
 
 
-def one(ddlsim, fidelity, workers, iterations, timeout_s, tmp):
-    out = os.path.join(tmp, f"{fidelity}-{workers}")
+def one(ddlsim, kind, workers, iterations, timeout_s, tmp):
+    out = os.path.join(tmp, f"{kind.replace(' ', '_')}-{workers}")
+    fidelity = "flow" if kind == "flow" else "analytic"
     args = ["--set", f"platform.workers={workers}", "--set", f"network.fidelity={fidelity}",
             "--set", f"workload.iterations={iterations}", "--set", "output.timeline=false", "--force"]
-    events = estimate(ddlsim, args)
+    if kind == "noisy":
+        args += NOISE
+    events, simulated = estimate(ddlsim, args)
     code, wall, rss, _, err = run_status([ddlsim, "run", SCENARIO, *args, "--out", out, "-q", "--progress", "none"],
                                          timeout_s)
-    row = {"fidelity": fidelity, "workers": workers, "wall_s": wall, "rss_mib": rss, "events": events,
-           "iteration_s": None}
+    row = {"kind": kind, "workers": workers, "wall_s": wall, "rss_mib": rss, "events": events,
+           "simulated": simulated, "iteration_s": None}
     if code is None:
         row["outcome"] = f"> {timeout_s:g} s (killed)"
     elif code == 0:
@@ -69,27 +77,32 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ddlsim", default=os.path.join(ROOT, "build", "ddlsim"))
     ap.add_argument("--analytic", default="1024,4096,16384,100000", help="worker counts at analytic fidelity")
+    ap.add_argument("--noisy", default="1024,4096,16384",
+                    help="worker counts at analytic fidelity with compute-time noise (every worker simulated)")
     ap.add_argument("--flow", default="1024,4096,16384", help="worker counts at flow fidelity (pipelined)")
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--timeout", type=float, default=600.0, help="kill a run after this many seconds")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for fidelity, workers in [("analytic", n) for n in counts(args.analytic)] + [("flow", n) for n in counts(args.flow)]:
-            row = one(args.ddlsim, fidelity, workers, args.iterations, args.timeout, tmp)
-            print(f"scale_bench: {fidelity} N={workers}: {row['outcome']}, {row['wall_s']:.1f} s", file=sys.stderr)
+        points = ([("analytic", n) for n in counts(args.analytic)] + [("noisy", n) for n in counts(args.noisy)] +
+                  [("flow", n) for n in counts(args.flow)])
+        for kind, workers in points:
+            row = one(args.ddlsim, kind, workers, args.iterations, args.timeout, tmp)
+            print(f"scale_bench: {kind} N={workers}: {row['outcome']}, {row['wall_s']:.1f} s", file=sys.stderr)
             rows.append(row)
     print(f"ResNet-50, BSP + ring, 25 MB buckets, {args.iterations} iterations ({os.path.basename(SCENARIO)}); "
           "one run each")
     print()
-    print("| fidelity | workers | wall (s) | peak RSS (MiB) | engine events (estimated) | events/s | "
-          "simulated iteration (s) | outcome |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| fidelity | workers | wall (s) | peak RSS (MiB) | simulated one by one | engine events (estimated) | "
+          "events/s | simulated iteration (s) | outcome |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    names = {"analytic": "analytic", "noisy": "analytic, 5 % noise", "flow": "flow, pipelined"}
     for r in rows:
         rate = r["events"] / r["wall_s"] if r["events"] and r["outcome"] == "ok" else None
-        fid = "analytic" if r["fidelity"] == "analytic" else "flow, pipelined"
-        print(f"| {fid} | {r['workers']:,} | {r['wall_s']:.2f} | {r['rss_mib']:.0f} | {cell(r['events'], '.3g')} | "
-              f"{cell(rate, '.3g')} | {cell(r['iteration_s'], '.4f')} | {r['outcome']} |")
+        simulated = "" if r["simulated"] is None else f"{r['simulated']:,.0f}"
+        print(f"| {names[r['kind']]} | {r['workers']:,} | {r['wall_s']:.2f} | {r['rss_mib']:.0f} | {simulated} | "
+              f"{cell(r['events'], '.3g')} | {cell(rate, '.3g')} | {cell(r['iteration_s'], '.4f')} | {r['outcome']} |")
 
 
 if __name__ == "__main__":

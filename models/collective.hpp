@@ -134,6 +134,50 @@ struct RankStep {
   int latency_steps = 1;
 };
 
+/// A rank's schedule given one step at a time: running a stepwise collective then holds one
+/// step per rank instead of every step (a ring's 2(N-1) per rank are 2 GB at N = 4096).
+class StepSource {
+ public:
+  virtual ~StepSource() = default;
+  /// Writes the next step into `step`; false once every step has been given.
+  virtual bool next(RankStep& step) = 0;
+  /// Steps it holds in memory (for the work estimate).
+  [[nodiscard]] virtual std::size_t held() const = 0;
+};
+
+/// A schedule already built, given step by step.
+class ScheduleSource final : public StepSource {
+ public:
+  explicit ScheduleSource(std::vector<RankStep> steps) : steps_(std::move(steps)) {}
+  bool next(RankStep& step) override {
+    if (next_ == steps_.size()) return false;
+    step = steps_[next_++];
+    return true;
+  }
+  [[nodiscard]] std::size_t held() const override { return steps_.size(); }
+
+ private:
+  std::vector<RankStep> steps_;
+  std::size_t next_ = 0;
+};
+
+/// `count` copies of one step (every step of a ring).
+class RepeatedStep final : public StepSource {
+ public:
+  RepeatedStep(RankStep step, std::int64_t count) : step_(std::move(step)), left_(count) {}
+  bool next(RankStep& step) override {
+    if (left_ <= 0) return false;
+    --left_;
+    step = step_;
+    return true;
+  }
+  [[nodiscard]] std::size_t held() const override { return 1; }
+
+ private:
+  RankStep step_;
+  std::int64_t left_;
+};
+
 class Collective {
  public:
   virtual ~Collective() = default;
@@ -147,6 +191,12 @@ class Collective {
   /// Every step of rank `rank` (stepwise granularity).
   [[nodiscard]] virtual std::vector<RankStep> rank_schedule(int rank, const CollectiveGroup& group,
                                                             double bytes) const = 0;
+  /// rank_schedule() one step at a time, the same steps in the same order. By default the
+  /// schedule is built first; algorithms with many steps per rank generate them instead.
+  [[nodiscard]] virtual std::unique_ptr<StepSource> rank_steps(int rank, const CollectiveGroup& group,
+                                                               double bytes) const {
+    return std::make_unique<ScheduleSource>(rank_schedule(rank, group, bytes));
+  }
   /// For meta-algorithms such as "auto": the algorithm actually used for this
   /// call; empty for an ordinary algorithm.
   [[nodiscard]] virtual std::string resolved_name(const CollectiveGroup&, double, const AlphaBeta&) const { return {}; }

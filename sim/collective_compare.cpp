@@ -173,9 +173,10 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
           barrier->wait();
           const double t0 = sg4::Engine::get_clock();
           if (r < group.workers && call_cost_s(req, algo, group) > 0) sg4::this_actor::sleep_for(call_cost_s(req, algo, group));
-          if (r < group.workers || algo.uses_servers())
-            executor.run(r, stepwise ? algo.rank_schedule(r, group, req.bytes) : algo.rank_phases(r, group, req.bytes),
-                         traffic);
+          if (r < group.workers || algo.uses_servers()) {
+            const auto steps = rank_steps(algo, r, group, req.bytes, stepwise);
+            executor.run(r, *steps, traffic);
+          }
           rows[i].flows += traffic.flows;
           barrier->wait();
           if (r == 0) rows[i].simulated_s = sg4::Engine::get_clock() - t0;

@@ -33,6 +33,7 @@ nlohmann::json estimate_json(const WorkEstimate& e, const MachineLimits& limits)
                    {"events_per_iteration", e.events_per_iteration},
                    {"flows", e.flows},
                    {"trace_events", e.trace_events},
+                   {"simulated_workers", e.simulated_workers},
                    {"setup_s", e.setup_s},
                    {"per_iteration_s", e.per_iteration_s},
                    {"wall_s", e.wall_s},

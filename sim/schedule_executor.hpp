@@ -56,6 +56,8 @@ class ScheduleExecutor {
   /// (a subgroup), the steps' peers are indices into it, mapped to the members' ranks.
   void run(int rank, const std::vector<models::RankStep>& steps, TrafficCounters& counters,
            const std::vector<int>* members = nullptr);
+  /// The same with the steps taken from `steps` one at a time (only the current one is held).
+  void run(int rank, models::StepSource& steps, TrafficCounters& counters, const std::vector<int>* members = nullptr);
 
   /// Path latency between two ranks' hosts (cached), as the links give it (no model factor).
   double latency(int src, int dst);
@@ -74,6 +76,11 @@ class ScheduleExecutor {
   std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   std::unordered_map<std::uint64_t, double> latencies_;
 };
+
+/// What a rank of `algo` runs for `bytes`: its steps generated one at a time (stepwise) or its
+/// merged phases (pipelined).
+std::unique_ptr<models::StepSource> rank_steps(const models::Collective& algo, int rank,
+                                               const models::CollectiveGroup& group, double bytes, bool stepwise);
 
 /// Bytes and messages a schedule sends (used by analytic fidelity, which runs no messages).
 TrafficCounters schedule_traffic(const std::vector<models::RankStep>& steps);

@@ -97,9 +97,8 @@ void collective_server(Context& ctx, int server) {
     ctx.collective_jobs[s].pop_front();
     const auto& algo = coll.resolve(ctx.group, bytes, ctx.ab);
     TrafficCounters traffic;
-    ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(rank, ctx.group, bytes)
-                                           : algo.rank_phases(rank, ctx.group, bytes),
-                      traffic);
+    const auto steps = rank_steps(algo, rank, ctx.group, bytes, ctx.stepwise());
+    ctx.executor->run(rank, *steps, traffic);
     add_traffic(traffic, ctx.result.bytes_sent_by_servers, ctx.result.messages_sent_by_servers);
   }
 }

@@ -1,5 +1,9 @@
 #include "sim/work_estimate.hpp"
 
+#include "sim/fiber_lane.hpp"
+#include "sim/schedule_executor.hpp"
+#include "sim/worker_classes.hpp"
+
 #include "models/error.hpp"
 #include "models/logical_graph.hpp"
 #include "models/units.hpp"
@@ -46,6 +50,17 @@ constexpr double TRACE_EVENT_MEMORY = 30;  // SimGrid keeps about this much per 
 /// parameters evaluated again (per link), and the segment kept.
 constexpr double TRACE_SEGMENT_LINK_S = 60e-9;
 constexpr double TRACE_SEGMENT_MEMORY = 160;
+/// The analytic fiber lane (sim/fiber_lane.hpp; no SimGrid): per host and per link of the graph
+/// (loading, records, links.csv), per simulated worker (its fiber's touched stack and state) and
+/// iteration (measured with every worker waking at its own time, the slowest case), per worker
+/// not simulated (sim/worker_classes.hpp) and iteration (its copied records and totals), per
+/// iterations.csv row.
+constexpr double FIBER_GRAPH_ELEMENT_S = 2.9e-6;
+constexpr double FIBER_GRAPH_ELEMENT_MEMORY = 1.1e3;
+constexpr double FIBER_MEMORY = 13.5e3;
+constexpr double FIBER_WORKER_ITERATION_S = 6.4e-6;
+constexpr double COPIED_RECORD_S = 25e-9;
+constexpr double FIBER_CSV_ROW_S = 125e-9;
 constexpr double TIMELINE_EVENT_S = 1.2e-6;     // per timeline event: its label, formatting, writing
 constexpr double CSV_ROW_BYTES = 130;           // iterations.csv, per worker and iteration
 constexpr double TIMELINE_EVENT_BYTES = 105;    // timeline.json, per event
@@ -53,7 +68,8 @@ constexpr double TIMELINE_EVENT_BYTES = 105;    // timeline.json, per event
 /// of steps stands for it): the estimate must stay cheap.
 constexpr double MAX_COUNTED_STEPS = 200'000;
 
-/// Per collective call of `bytes` at flow fidelity: the sends of one rank and the steps it holds.
+/// Per collective call of `bytes` at flow fidelity: the sends of one rank and the steps it holds
+/// (a generated schedule: one at a time).
 struct CallShape {
   double sends = 0;
   double steps = 0;
@@ -65,9 +81,9 @@ CallShape call_shape(const WorkPlan& w, double bytes) {
   const double latency_steps = algo.analytic_time_s(w.group, bytes, models::AlphaBeta(1.0, 0.0));
   if (!(latency_steps <= MAX_COUNTED_STEPS)) return {latency_steps, latency_steps};
   const bool stepwise = w.scenario.network.granularity == Granularity::STEPWISE;
-  const auto schedule = stepwise ? algo.rank_schedule(0, w.group, bytes) : algo.rank_phases(0, w.group, bytes);
-  CallShape shape{0, static_cast<double>(schedule.size())};
-  for (const auto& step : schedule)
+  const auto source = rank_steps(algo, 0, w.group, bytes, stepwise);
+  CallShape shape{0, static_cast<double>(source->held())};
+  for (models::RankStep step; source->next(step);)
     for (const auto& op : step.ops) shape.sends += op.kind == models::RankOp::Kind::SEND ? 1 : 0;
   return shape;
 }
@@ -118,25 +134,44 @@ WorkEstimate estimate_work(const WorkPlan& w) {
   const double actors = n * (1 + inflight) + 2 * servers;
   const double iterations = e.iterations;
   const std::string workers_path = servers > n ? "/platform/parameter_servers" : "/platform/workers";
+  // The fiber lane simulates `simulated` workers (one per class of identical workers where it can).
+  const bool fibers = detail::fiber_lane_applies(s);
+  const auto classes = fibers ? detail::worker_classes(s) : nullptr;
+  const double simulated = classes ? static_cast<double>(classes->simulated().size()) : n;
+  e.simulated_workers = simulated;
 
-  // Set-up: the platform and the actors.
+  // Set-up: the platform and the actors (the fiber lane: the graph and the fibers).
   const double degree = 2 * links / std::max(1.0, static_cast<double>(boost::num_vertices(topo.graph)));
-  e.terms.push_back({"platform hosts and actors", workers_path, hosts * HOST_S + actors * ACTOR_S,
-                     hosts * HOST_MEMORY + actors * ACTOR_MEMORY});
-  e.terms.push_back({"platform links", "/platform/topology", links * (LINK_S + degree * LINK_DEGREE_S),
-                     links * LINK_MEMORY});
+  if (fibers) {
+    e.terms.push_back({"platform graph and fibers", workers_path, (hosts + links) * FIBER_GRAPH_ELEMENT_S,
+                       (hosts + links) * FIBER_GRAPH_ELEMENT_MEMORY + simulated * FIBER_MEMORY});
+  } else {
+    e.terms.push_back({"platform hosts and actors", workers_path, hosts * HOST_S + actors * ACTOR_S,
+                       hosts * HOST_MEMORY + actors * ACTOR_MEMORY});
+    e.terms.push_back({"platform links", "/platform/topology", links * (LINK_S + degree * LINK_DEGREE_S),
+                       links * LINK_MEMORY});
+  }
   e.terms.push_back({"profile layers", layers_path(s), layers * LAYER_S, layers * LAYER_MEMORY});
   for (const auto& t : e.terms) e.setup_s += t.wall_s;
 
   // Per iteration: every worker's trace replay, then its communication.
   const double calls = 2 * layers + 2 * buckets + 6;
   std::vector<WorkTerm> per_iteration;
-  per_iteration.push_back({"trace replay", layers_path(s), n * (WORKER_ITERATION_S + calls * COMPUTE_CALL_S), 0});
-  double events = n * calls, flows = 0;
+  if (fibers) {
+    per_iteration.push_back({"trace replay and analytic collectives", layers_path(s),
+                             simulated * (FIBER_WORKER_ITERATION_S + buckets * ANALYTIC_COLLECTIVE_S), 0});
+    if (classes)
+      per_iteration.push_back({"records of the workers not simulated", workers_path, (n - simulated) * COPIED_RECORD_S, 0});
+    if (s.output.iterations_csv) per_iteration.push_back({"iterations.csv", "/output/iterations_csv", n * FIBER_CSV_ROW_S, 0});
+  } else {
+    per_iteration.push_back({"trace replay", layers_path(s), n * (WORKER_ITERATION_S + calls * COMPUTE_CALL_S), 0});
+  }
+  double events = simulated * calls, flows = 0;
   if (sync.uses_collective()) {
     if (s.network.fidelity == Fidelity::ANALYTIC) {
-      per_iteration.push_back({"analytic collectives", collective_path(s), n * buckets * ANALYTIC_COLLECTIVE_S, 0});
-      events += n * buckets;
+      if (!fibers)
+        per_iteration.push_back({"analytic collectives", collective_path(s), n * buckets * ANALYTIC_COLLECTIVE_S, 0});
+      events += simulated * buckets;
     } else {
       std::map<double, CallShape> shapes;  // by bucket bytes
       double sends = 0, held = 0;
@@ -216,7 +251,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
   for (const auto& t : per_iteration) e.per_iteration_s += t.wall_s;
 
   // Outputs: iterations.csv and the timeline, written as the run goes (a CSV row's cost is in
-  // WORKER_ITERATION_S).
+  // WORKER_ITERATION_S on SimGrid, the "iterations.csv" term on the fiber lane).
   const double traced = std::min(iterations, static_cast<double>(s.output.timeline_iterations)) *
                         std::min(n, static_cast<double>(s.output.timeline_workers));
   const double timeline_events = s.output.timeline ? traced * (calls + buckets) : 0;

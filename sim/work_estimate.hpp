@@ -39,6 +39,7 @@ struct WorkEstimate {
   double events_per_iteration = 0;
   double flows = 0;            // SimGrid communications
   double trace_events = 0;     // link-trace changes replayed (included in events)
+  double simulated_workers = 0;  // workers simulated one by one (fewer: classes of identical workers)
   double setup_s = 0;          // building the platform and the actors
   double per_iteration_s = 0;
   double wall_s = 0;           // setup + iterations x per iteration + writing the outputs

@@ -146,9 +146,8 @@ void comm_stream(Context& ctx, int rank, int slot) {
         const std::vector<int> rotated = rotation(ctx.group.workers, req.root);
         const int me = rotated.empty() ? rank : (rank - req.root + ctx.group.workers) % ctx.group.workers;
         const ChannelRanks ch = channel_ranks(ctx, rank, req.bucket, rotated);  // own mailboxes per bucket
-        ctx.executor->run(ch.rank, ctx.stepwise() ? algo.rank_schedule(me, ctx.group, req.bytes)
-                                                  : algo.rank_phases(me, ctx.group, req.bytes),
-                          traffic, ch.members.empty() ? nullptr : &ch.members);
+        const auto steps = rank_steps(algo, me, ctx.group, req.bytes, ctx.stepwise());
+        ctx.executor->run(ch.rank, *steps, traffic, ch.members.empty() ? nullptr : &ch.members);
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       } else {
         // A subgroup of k workers: the collective among k ranks (the closed forms pick for "auto";
@@ -159,8 +158,8 @@ void comm_stream(Context& ctx, int rank, int slot) {
         if (sub.workers > 1 && ctx.scenario->network.collective_call_s > 0)
           sg4::this_actor::sleep_for(ctx.scenario->network.collective_call_s);
         TrafficCounters traffic;
-        ctx.executor->run(rank, ctx.stepwise() ? algo.rank_schedule(me, sub, req.bytes) : algo.rank_phases(me, sub, req.bytes),
-                          traffic, &req.group);
+        const auto steps = rank_steps(algo, me, sub, req.bytes, ctx.stepwise());
+        ctx.executor->run(rank, *steps, traffic, &req.group);
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       }
     } else {  // PUSH_PULL: a shard to every server, then every shard back (PULL: only back)

@@ -53,6 +53,16 @@ class ArtopkRing final : public Collective {
     return steps;
   }
 
+  /// The broadcast's steps built, the ring's 2(N-1) generated.
+  [[nodiscard]] std::unique_ptr<StepSource> rank_steps(int rank, const CollectiveGroup& group,
+                                                       double bytes) const override {
+    const int n = detail::artopk_group_size("artopk_ring", group, root_);
+    std::vector<RankStep> broadcast;
+    detail::append_binomial_broadcast(rank, n, root_, bytes, broadcast);
+    return std::make_unique<detail::ChainedSteps>(std::make_unique<ScheduleSource>(std::move(broadcast)),
+                                                  detail::ring_allreduce_steps(rank, n, bytes, 1));
+  }
+
  private:
   int root_;
 };

@@ -79,6 +79,11 @@ class AutoAllreduce final : public Collective {
     return pick(group, bytes, reference_).winner->algorithm->rank_phases(rank, group, bytes);
   }
 
+  [[nodiscard]] std::unique_ptr<StepSource> rank_steps(int rank, const CollectiveGroup& group,
+                                                       double bytes) const override {
+    return pick(group, bytes, reference_).winner->algorithm->rank_steps(rank, group, bytes);
+  }
+
   [[nodiscard]] std::string resolved_name(const CollectiveGroup& group, double bytes,
                                           const AlphaBeta& ab) const override {
     return pick(group, bytes, ab).winner->name;

@@ -44,6 +44,12 @@ class RingAllreduce final : public Collective {
     return steps;
   }
 
+  /// Every step is the same: generated, not held (2(N-1)S steps per rank).
+  [[nodiscard]] std::unique_ptr<StepSource> rank_steps(int rank, const CollectiveGroup& group,
+                                                       double bytes) const override {
+    return detail::ring_allreduce_steps(rank, group.workers, bytes, segments_);
+  }
+
   [[nodiscard]] std::vector<RankStep> rank_phases(int rank, const CollectiveGroup& group,
                                                   double bytes) const override {
     const int n = group.workers;

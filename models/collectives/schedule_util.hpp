@@ -89,6 +89,31 @@ inline void append_ring_allreduce(int rank, int n, double bytes, int segments, s
   steps.insert(steps.end(), static_cast<std::size_t>(2 * (n - 1) * segments), step);
 }
 
+/// append_ring_allreduce's steps generated one at a time (they are all the same).
+inline std::unique_ptr<StepSource> ring_allreduce_steps(int rank, int n, double bytes, int segments) {
+  if (n <= 1 || rank < 0 || rank >= n) return std::make_unique<RepeatedStep>(RankStep{}, 0);
+  const double chunk = bytes / n / segments;
+  return std::make_unique<RepeatedStep>(RankStep{{send_to((rank + 1) % n, chunk), recv_from((rank + n - 1) % n, chunk)}, 1},
+                                        std::int64_t{2} * (n - 1) * segments);
+}
+
+/// The steps of `first`, then those of `second`.
+class ChainedSteps final : public StepSource {
+ public:
+  ChainedSteps(std::unique_ptr<StepSource> first, std::unique_ptr<StepSource> second)
+      : first_(std::move(first)), second_(std::move(second)) {}
+  bool next(RankStep& step) override {
+    if (first_ && first_->next(step)) return true;
+    first_.reset();
+    return second_->next(step);
+  }
+  [[nodiscard]] std::size_t held() const override { return (first_ ? first_->held() : 0) + second_->held(); }
+
+ private:
+  std::unique_ptr<StepSource> first_;
+  std::unique_ptr<StepSource> second_;
+};
+
 /// One pass around the ring (all-gather or reduce-scatter): N-1 steps in which
 /// rank r sends a block of M/N to r+1 and receives one from r-1, both at once;
 /// (N-1) alpha + (N-1)/N M beta on the reference platform.
@@ -107,6 +132,16 @@ class RingPass : public Collective {
     const double block = bytes / n;
     const RankStep step{{send_to((rank + 1) % n, block), recv_from((rank + n - 1) % n, block)}, 1};
     return std::vector<RankStep>(static_cast<std::size_t>(n - 1), step);
+  }
+
+  /// The same N-1 steps, generated one at a time.
+  [[nodiscard]] std::unique_ptr<StepSource> rank_steps(int rank, const CollectiveGroup& group,
+                                                       double bytes) const override {
+    const int n = group.workers;
+    if (n <= 1 || rank < 0 || rank >= n) return std::make_unique<RepeatedStep>(RankStep{}, 0);
+    const double block = bytes / n;
+    return std::make_unique<RepeatedStep>(
+        RankStep{{send_to((rank + 1) % n, block), recv_from((rank + n - 1) % n, block)}, 1}, n - 1);
   }
 };
 

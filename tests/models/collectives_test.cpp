@@ -599,3 +599,36 @@ TEST_CASE("collectives: hierarchical takes G from the platform and pays each pha
                        "per node (the hierarchical topology's gpus_per_node); leave it out to use the platform's",
                        ConfigError);
 }
+
+// ---------------------------------------------------------------- rank_steps: the schedule one step at a time
+
+TEST_CASE("collectives: rank_steps gives every rank's rank_schedule, step by step, for every algorithm") {
+  std::vector<std::pair<std::string, json>> algorithms;
+  for (const auto& name : CollectiveRegistry::instance().names()) algorithms.emplace_back(name, json::object());
+  algorithms.emplace_back("ring", json{{"segments", 3}});
+  for (const auto& [name, params] : algorithms) {
+    const auto coll = make(name, params);
+    for (const int n : SIZES) {
+      const CollectiveGroup group{n, coll->uses_servers() ? 2 : 0};
+      for (int r = 0; r < group.size(); ++r) {
+        CAPTURE(name);
+        CAPTURE(n);
+        CAPTURE(r);
+        const auto expected = coll->rank_schedule(r, group, BYTES[1]);
+        const auto source = coll->rank_steps(r, group, BYTES[1]);
+        std::size_t i = 0;
+        for (RankStep step; source->next(step); ++i) {
+          REQUIRE(i < expected.size());
+          CHECK(step.latency_steps == expected[i].latency_steps);
+          REQUIRE(step.ops.size() == expected[i].ops.size());
+          for (std::size_t k = 0; k < step.ops.size(); ++k) {
+            CHECK(step.ops[k].kind == expected[i].ops[k].kind);
+            CHECK(step.ops[k].peer == expected[i].ops[k].peer);
+            CHECK(step.ops[k].bytes == expected[i].ops[k].bytes);
+          }
+        }
+        CHECK(i == expected.size());
+      }
+    }
+  }
+}
