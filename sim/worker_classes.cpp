@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <map>
 #include <stdexcept>
-#include <tuple>
 #include <utility>
 
 namespace ddlsim::sim::detail {
@@ -53,27 +52,37 @@ void WorkerClasses::note_collective(int slot, int bucket, int root, const models
 
 void WorkerClasses::add_traffic(const models::CollectiveGroup& group, std::vector<WorkerRecord>& workers) const {
   const int n = group.workers;
-  // What rank `me` of a schedule sends: per (algorithm, bytes, me), computed once.
-  std::map<std::tuple<const models::Collective*, double, int>, TrafficCounters> sends;
+  // What place `me` of a schedule sends: per (algorithm, bytes), by place, computed once.
+  struct Places {
+    std::vector<TrafficCounters> sends;
+    std::vector<char> known;
+  };
+  std::map<std::pair<const models::Collective*, double>, Places> memo;
   auto traffic = [&](const Call& call, int me) -> const TrafficCounters& {
-    const auto key = std::make_tuple(call.algorithm, call.bytes, me);
-    auto found = sends.find(key);
-    if (found == sends.end())
-      found = sends.emplace(key, schedule_traffic(call.algorithm->rank_phases(me, group, call.bytes))).first;
-    return found->second;
+    auto& places = memo[{call.algorithm, call.bytes}];
+    if (places.sends.empty()) {
+      places.sends.resize(static_cast<std::size_t>(n));
+      places.known.assign(static_cast<std::size_t>(n), 0);
+    }
+    const auto i = static_cast<std::size_t>(me);
+    if (places.known[i] == 0) {
+      places.sends[i] = schedule_traffic(call.algorithm->rank_phases(me, group, call.bytes));
+      places.known[i] = 1;
+    }
+    return places.sends[i];
   };
   // A worker counts each call with what it computed at the first call of the same bucket and
   // place in the schedule (sim/analytic_round.cpp): per distinct call, that first one's traffic.
   // Workers whose counts agree call for call have the same totals: summed once per such signature.
   using Signature = std::vector<std::pair<double, std::int64_t>>;
   std::vector<std::map<Signature, std::pair<double, std::int64_t>>> totals(calls_.size());
+  Signature signature;
+  std::vector<int> places;
   for (int r = 0; r < n; ++r) {
     const auto s = static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(r)]);
     const auto& mine = calls_[s];
-    Signature signature;
-    signature.reserve(mine.distinct.size());
-    std::vector<int> places;
-    places.reserve(mine.distinct.size());
+    signature.clear();
+    places.clear();
     for (std::size_t k = 0; k < mine.distinct.size(); ++k) {
       const auto& call = mine.distinct[k];
       const int me = (r - call.root + n) % n;
@@ -90,7 +99,7 @@ void WorkerClasses::add_traffic(const models::CollectiveGroup& group, std::vecto
         sum.first += signature[static_cast<std::size_t>(k)].first;
         sum.second += signature[static_cast<std::size_t>(k)].second;
       }
-      found = totals[s].emplace(std::move(signature), sum).first;
+      found = totals[s].emplace(signature, sum).first;
     }
     auto& rec = workers.at(static_cast<std::size_t>(r));
     rec.bytes_sent += found->second.first;
