@@ -21,10 +21,9 @@
 // and quantised once by sim/ (see docs/architecture.md).
 #pragma once
 
+#include "models/rank_steps.hpp"
 #include "models/registry.hpp"
 #include "models/software_cost.hpp"
-
-#include <boost/container/small_vector.hpp>
 
 #include <memory>
 #include <optional>
@@ -117,65 +116,6 @@ struct CollectiveChoice {
   std::string algorithm;    // the algorithm that runs
   double estimated_s = 0;   // the cost it won with (contention estimate or closed form)
   std::string basis;        // "contention estimate", "closed form", or the closed form with the reason
-};
-
-struct RankOp {
-  enum class Kind { SEND, RECV };
-  Kind kind = Kind::SEND;
-  int peer = 0;        // rank index in the group
-  double bytes = 0;    // may be fractional
-};
-
-struct RankStep {
-  /// Most steps have one send and one receive: kept inline, no heap allocation.
-  boost::container::small_vector<RankOp, 2> ops;
-  /// Number of algorithm steps this entry stands for. 1 in a stepwise schedule;
-  /// a pipelined phase merges k steps into one flow and pays (k-1) extra latencies.
-  int latency_steps = 1;
-};
-
-/// A rank's schedule given one step at a time: running a stepwise collective then holds one
-/// step per rank instead of every step (a ring's 2(N-1) per rank are 2 GB at N = 4096).
-class StepSource {
- public:
-  virtual ~StepSource() = default;
-  /// Writes the next step into `step`; false once every step has been given.
-  virtual bool next(RankStep& step) = 0;
-  /// Steps it holds in memory (for the work estimate).
-  [[nodiscard]] virtual std::size_t held() const = 0;
-};
-
-/// A schedule already built, given step by step.
-class ScheduleSource final : public StepSource {
- public:
-  explicit ScheduleSource(std::vector<RankStep> steps) : steps_(std::move(steps)) {}
-  bool next(RankStep& step) override {
-    if (next_ == steps_.size()) return false;
-    step = steps_[next_++];
-    return true;
-  }
-  [[nodiscard]] std::size_t held() const override { return steps_.size(); }
-
- private:
-  std::vector<RankStep> steps_;
-  std::size_t next_ = 0;
-};
-
-/// `count` copies of one step (every step of a ring).
-class RepeatedStep final : public StepSource {
- public:
-  RepeatedStep(RankStep step, std::int64_t count) : step_(std::move(step)), left_(count) {}
-  bool next(RankStep& step) override {
-    if (left_ <= 0) return false;
-    --left_;
-    step = step_;
-    return true;
-  }
-  [[nodiscard]] std::size_t held() const override { return 1; }
-
- private:
-  RankStep step_;
-  std::int64_t left_;
 };
 
 class Collective {
