@@ -15,8 +15,10 @@
 #include "sim/scenario.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ddlsim::models {
@@ -58,8 +60,9 @@ class WorkerClasses {
     double bytes = 0;
   };
   struct SlotCalls {
-    std::vector<Call> distinct;  // in the order first run
-    std::vector<int> sequence;   // every call, as an index into `distinct`
+    std::vector<Call> distinct;                // in the order first run
+    std::map<std::pair<int, int>, int> index;  // (bucket, root) -> its place in `distinct`
+    std::vector<int> sequence;                 // every call, as an index into `distinct`
   };
 
   std::vector<int> simulated_;

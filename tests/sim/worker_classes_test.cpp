@@ -146,6 +146,12 @@ TEST_CASE("worker classes: AR-Topk's rotating roots under link traces and auto e
   check_classes_agree(load("resnet50_artopk_fluctuating_10gbps.json", {"platform.workers=7", "workload.iterations=12"}), 3);
 }
 
+TEST_CASE("worker classes: AR-Topk's roots over 70 workers (every worker its own traffic) equal every worker simulated") {
+  check_classes_agree(load("resnet50_artopk_fluctuating_10gbps.json",
+                           {"platform.workers=70", "workload.iterations=80", "output.timeline=false"}),
+                      1);
+}
+
 TEST_CASE("worker classes: top-k's all-gather with codec costs and two buckets in flight equals every worker simulated") {
   check_classes_agree(load("resnet50_bsp_ring_25gbps.json",
                            {"platform.workers=6", "workload.iterations=4", "training.collective.name=auto",
