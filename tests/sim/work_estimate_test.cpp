@@ -159,3 +159,22 @@ TEST_CASE("progress: until the simulation starts, the line says what the run is 
   bar.update(1, 2.5);  // an iteration completed: the count again, whatever the phase
   CHECK(bar.line(75).starts_with("ddlsim: [##..................]  10.0%  1/10 iterations  simulated 2.5 s"));
 }
+
+TEST_CASE("--estimate: the workers simulated one by one (classes of identical workers on the fiber lane)") {
+  TempDir tmp;
+  json sc = scenario();
+  sc["platform"]["workers"] = 64;
+  const std::string file = tmp.write("s.json", sc.dump());
+  auto simulated = [&](const std::string& sets) {
+    const auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --estimate {}", file, tmp.file("out"), sets));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return json::parse(r.out)["simulated_workers"].get<double>();
+  };
+  CHECK(simulated("") == 64);                                                              // flow: every worker
+  CHECK(simulated("--set network.fidelity=analytic") == 8);                                // rank 0 + the timeline's 0-7
+  CHECK(simulated("--set network.fidelity=analytic --set output.timeline=false") == 1);    // one class
+  CHECK(simulated("--set network.fidelity=analytic --set output.timeline=false "
+                  "--set 'training.stragglers.slow=[{\"rank\":9,\"factor\":2}]'") == 2);  // two speeds
+  CHECK(simulated("--set network.fidelity=analytic --set output.timeline=false "
+                  "--set 'training.stragglers={\"distribution\":\"normal\",\"sigma\":0.1}'") == 64);  // noise
+}
