@@ -89,12 +89,17 @@ inline void append_ring_allreduce(int rank, int n, double bytes, int segments, s
   steps.insert(steps.end(), static_cast<std::size_t>(2 * (n - 1) * segments), step);
 }
 
+/// `count` ring steps of `chunk` bytes (send to rank + 1, receive from rank - 1), generated one at
+/// a time; none for a group of one or a rank outside it.
+inline std::unique_ptr<StepSource> ring_steps(int rank, int n, double chunk, std::int64_t count) {
+  if (n <= 1 || rank < 0 || rank >= n) return std::make_unique<RepeatedStep>(RankStep{}, 0);
+  return std::make_unique<RepeatedStep>(RankStep{{send_to((rank + 1) % n, chunk), recv_from((rank + n - 1) % n, chunk)}, 1},
+                                        count);
+}
+
 /// append_ring_allreduce's steps generated one at a time (they are all the same).
 inline std::unique_ptr<StepSource> ring_allreduce_steps(int rank, int n, double bytes, int segments) {
-  if (n <= 1 || rank < 0 || rank >= n) return std::make_unique<RepeatedStep>(RankStep{}, 0);
-  const double chunk = bytes / n / segments;
-  return std::make_unique<RepeatedStep>(RankStep{{send_to((rank + 1) % n, chunk), recv_from((rank + n - 1) % n, chunk)}, 1},
-                                        std::int64_t{2} * (n - 1) * segments);
+  return ring_steps(rank, n, bytes / n / segments, std::int64_t{2} * (n - 1) * segments);
 }
 
 /// The steps of `first`, then those of `second`.
@@ -138,10 +143,7 @@ class RingPass : public Collective {
   [[nodiscard]] std::unique_ptr<StepSource> rank_steps(int rank, const CollectiveGroup& group,
                                                        double bytes) const override {
     const int n = group.workers;
-    if (n <= 1 || rank < 0 || rank >= n) return std::make_unique<RepeatedStep>(RankStep{}, 0);
-    const double block = bytes / n;
-    return std::make_unique<RepeatedStep>(
-        RankStep{{send_to((rank + 1) % n, block), recv_from((rank + n - 1) % n, block)}, 1}, n - 1);
+    return ring_steps(rank, n, bytes / n, n - 1);
   }
 };
 
