@@ -105,11 +105,6 @@ double from_json(const nlohmann::json& value, const std::string& path, std::stri
   return in_range(parsed, shown, path, kind, max_s);
 }
 
-std::string trim_number(double v) {
-  std::string s = fmt::format("{:.4g}", v);
-  return s;
-}
-
 }  // namespace
 
 double parse_bandwidth_Bps(std::string_view text) { return parse(text, BANDWIDTH_UNITS, "bandwidth"); }
@@ -175,32 +170,6 @@ double cli_bandwidth_Bps(const std::string& text, const std::string& path) {
                                         "differ by 8: e.g. 25Gbps (bits) or 3.125GBps (bytes); units: {}",
                                         excerpt(text), unit_list(BANDWIDTH_UNITS)));
   return bandwidth_Bps(nlohmann::json(text), path);
-}
-
-std::string format_bandwidth(double bytes_per_s) {
-  double bits = bytes_per_s * 8;
-  if (bits >= 1e12) return trim_number(bits / 1e12) + " Tbps";
-  if (bits >= 1e9) return trim_number(bits / 1e9) + " Gbps";
-  if (bits >= 1e6) return trim_number(bits / 1e6) + " Mbps";
-  if (bits >= 1e3) return trim_number(bits / 1e3) + " Kbps";
-  return trim_number(bits) + " bps";
-}
-
-std::string format_time(double seconds) {
-  double a = std::fabs(seconds);
-  if (a == 0) return "0 s";
-  if (a < 1e-6) return trim_number(seconds * 1e9) + " ns";
-  if (a < 1e-3) return trim_number(seconds * 1e6) + " us";
-  if (a < 1) return trim_number(seconds * 1e3) + " ms";
-  return trim_number(seconds) + " s";
-}
-
-std::string format_bytes(double bytes) {
-  if (bytes >= 1e12) return trim_number(bytes / 1e12) + " TB";
-  if (bytes >= 1e9) return trim_number(bytes / 1e9) + " GB";
-  if (bytes >= 1e6) return trim_number(bytes / 1e6) + " MB";
-  if (bytes >= 1e3) return trim_number(bytes / 1e3) + " KB";
-  return trim_number(bytes) + " B";
 }
 
 }  // namespace ddlsim::units
