@@ -37,36 +37,10 @@ double ScheduleExecutor::beta(int src, int dst) {
   return BYTE_SCALE / (slowest * network_.bandwidth_factor);
 }
 
-namespace {
-
-/// A built schedule read in place.
-class ScheduleView final : public models::StepSource {
- public:
-  explicit ScheduleView(const std::vector<models::RankStep>& steps) : steps_(steps) {}
-  bool next(models::RankStep& step) override {
-    if (next_ == steps_.size()) return false;
-    step = steps_[next_++];
-    return true;
-  }
-  [[nodiscard]] std::size_t held() const override { return 0; }  // the caller's
-
- private:
-  const std::vector<models::RankStep>& steps_;
-  std::size_t next_ = 0;
-};
-
-}  // namespace
-
 std::unique_ptr<models::StepSource> rank_steps(const models::Collective& algo, int rank,
                                                const models::CollectiveGroup& group, double bytes, bool stepwise) {
   if (stepwise) return algo.rank_steps(rank, group, bytes);
   return std::make_unique<models::ScheduleSource>(algo.rank_phases(rank, group, bytes));
-}
-
-void ScheduleExecutor::run(int rank, const std::vector<models::RankStep>& steps, TrafficCounters& counters,
-                           const std::vector<int>* members) {
-  ScheduleView view(steps);
-  run(rank, view, counters, members);
 }
 
 void ScheduleExecutor::run(int rank, models::StepSource& source, TrafficCounters& counters,

@@ -52,11 +52,9 @@ class ScheduleExecutor {
   explicit ScheduleExecutor(std::vector<simgrid::s4u::Host*> hosts, ExecutorNetwork network = {})
       : hosts_(std::move(hosts)), network_(std::move(network)) {}
 
-  /// Runs `steps` for `rank` in the calling actor; counts what the rank sends. With `members`
-  /// (a subgroup), the steps' peers are indices into it, mapped to the members' ranks.
-  void run(int rank, const std::vector<models::RankStep>& steps, TrafficCounters& counters,
-           const std::vector<int>* members = nullptr);
-  /// The same with the steps taken from `steps` one at a time (only the current one is held).
+  /// Runs the steps of `steps` for `rank` in the calling actor, taking them one at a time (only the
+  /// current one is held); counts what the rank sends. With `members` (a subgroup), the steps'
+  /// peers are indices into it, mapped to the members' ranks.
   void run(int rank, models::StepSource& steps, TrafficCounters& counters, const std::vector<int>* members = nullptr);
 
   /// Path latency between two ranks' hosts (cached), as the links give it (no model factor).
