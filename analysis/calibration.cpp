@@ -26,7 +26,8 @@ using models::Rendezvous;
 using models::SoftwareCost;
 
 /// The ranges searched, and the default call cost of an uncalibrated scenario (network.collective_call_cost).
-constexpr double MIN_FACTOR = 1e-2, MAX_LATENCY_FACTOR = 1e2, MAX_BANDWIDTH_FACTOR = 10;
+// A bandwidth factor above 1 would move bytes faster than the line: no fit may beat the wire.
+constexpr double MIN_FACTOR = 1e-2, MAX_LATENCY_FACTOR = 1e2, MAX_BANDWIDTH_FACTOR = 1;
 constexpr double MAX_OVERHEAD_S = 1.0;  // the range network.software accepts per side
 constexpr double DEFAULT_CALL_S = 10e-6;
 
@@ -84,6 +85,9 @@ std::string describe(const SoftwareCost& c) {
                                      : "a handshake per message";
     case Rendezvous::SEGMENT:
       return fmt::format("segments of {}, {} in flight", units::format_bytes(c.segment_bytes), c.segments_in_flight);
+    case Rendezvous::CREDIT:
+      return fmt::format("slots of {}, {} credits posted ahead", units::format_bytes(c.segment_bytes),
+                         c.segments_in_flight);
   }
   return "?";
 }
@@ -156,7 +160,7 @@ std::vector<double> nelder_mead(const std::function<double(const std::vector<dou
   std::vector<std::vector<double>> simplex{clamp(x0)};
   for (std::size_t i = 0; i < n; ++i) {
     auto x = x0;
-    x[i] += 0.3;
+    x[i] += x0[i] + 0.3 <= hi[i] ? 0.3 : -0.3;  // a step that clamping would undo collapses the simplex
     simplex.push_back(clamp(x));
   }
   std::vector<double> value;

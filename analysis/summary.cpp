@@ -165,9 +165,17 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
     bytes += w.bytes_sent;
     messages += static_cast<double>(w.messages_sent);
   }
-  s.iteration_time_s = count > 0 ? total / count : 0;
-  s.iteration_time_median_s = totals.durations.quantile(0.5);
-  s.iteration_time_p95_s = totals.durations.quantile(0.95);
+  s.worker_iteration_time_s = count > 0 ? total / count : 0;
+  if (scenario.training.sync_model->synchronous() && totals.iterations > 0) {
+    // A synchronous model advances by global steps: iteration k is done when its last worker is.
+    s.iteration_time_s = (totals.global_end_s - totals.global_start_s) / totals.iterations;
+    s.iteration_time_median_s = totals.global_steps.quantile(0.5);
+    s.iteration_time_p95_s = totals.global_steps.quantile(0.95);
+  } else {
+    s.iteration_time_s = s.worker_iteration_time_s;
+    s.iteration_time_median_s = totals.durations.quantile(0.5);
+    s.iteration_time_p95_s = totals.durations.quantile(0.95);
+  }
   s.compute_time_s = count > 0 ? compute / count : 0;
   s.exposed_comm_time_s = count > 0 ? exposed / count : 0;
   s.comm_time_s = count > 0 ? busy / count : 0;
@@ -254,6 +262,8 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["iteration_time_s"] = s.iteration_time_s;
   j["iteration_time_median_s"] = s.iteration_time_median_s;
   j["iteration_time_p95_s"] = s.iteration_time_p95_s;
+  j["iteration_time_basis"] = sc.training.sync_model->synchronous() ? "global_step" : "worker_mean";
+  j["worker_iteration_time_s"] = s.worker_iteration_time_s;
   j["compute_time_per_iteration_s"] = s.compute_time_s;
   j["exposed_comm_time_per_iteration_s"] = s.exposed_comm_time_s;
   j["comm_time_per_iteration_s"] = s.comm_time_s;
@@ -314,8 +324,11 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
                                                                : "closed form",
                      sim::to_string(sc.network.model));
   auto row = [&out](const std::string& k, const std::string& v) { out += fmt::format("  {:<32} {}\n", k, v); };
-  row("iteration_time_s (mean)", fmt::format("{:.6g}  (median {:.6g}, p95 {:.6g})", s.iteration_time_s,
-                                             s.iteration_time_median_s, s.iteration_time_p95_s));
+  const bool global = sc.training.sync_model->synchronous();
+  row(global ? "iteration_time_s (global step)" : "iteration_time_s (mean)",
+      fmt::format("{:.6g}  (median {:.6g}, p95 {:.6g}{})", s.iteration_time_s, s.iteration_time_median_s,
+                  s.iteration_time_p95_s,
+                  global ? fmt::format("; per worker {:.6g}", s.worker_iteration_time_s) : std::string()));
   row("  compute_s", fmt::format("{:.6g}", s.compute_time_s));
   if (const auto line = compute_line(sc); !line.empty()) row("    compute settings", line);
   row("  exposed_comm_s", fmt::format("{:.6g}  (of {:.6g} s communication, overlap {:.1f}%)", s.exposed_comm_time_s,

@@ -16,7 +16,10 @@ namespace ddlsim::analysis {
 struct Summary {
   int workers = 0;
   int iterations = 0;           // completed by every worker (fewer than the scenario's in a stopped run)
-  double iteration_time_s = 0;  // mean over workers and iterations
+  /// Synchronous models: the mean global step (the time between consecutive updates of the model,
+  /// IterationTotals::global_steps); others: the mean over workers and iterations.
+  double iteration_time_s = 0;
+  double worker_iteration_time_s = 0;  // the mean over workers and iterations (every model)
   double iteration_time_median_s = 0;
   double iteration_time_p95_s = 0;
   double compute_time_s = 0;       // mean per iteration

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace ddlsim::models {
 
@@ -55,6 +56,10 @@ class Compressor {
   /// The worker whose selection the others follow in `iteration` (AR-Topk's index broadcaster);
   /// 0 for compressors without one.
   [[nodiscard]] virtual int root(int /*iteration*/, int /*workers*/, std::uint64_t /*seed*/) const { return 0; }
+  /// The dependent collective calls a bucket's `wire_bytes` (encode(...).wire_bytes) goes out in, in
+  /// order: each call needs the previous one's result (PowerSGD: P, then Q computed from the reduced
+  /// P). One call by default.
+  [[nodiscard]] virtual std::vector<double> rounds(double wire_bytes) const { return {wire_bytes}; }
   /// The compressor's settings with defaults filled in (summary.json).
   [[nodiscard]] virtual nlohmann::json settings() const { return nlohmann::json::object(); }
 };

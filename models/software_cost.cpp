@@ -13,6 +13,14 @@ SoftwareCost::Message SoftwareCost::message(double bytes, double alpha_s, double
   Message m{alpha_s, wire, wire};
   const bool handshake = rendezvous != Rendezvous::NONE && bytes > eager_limit_bytes && bytes > 0;
   if (!handshake) return m;
+  if (rendezvous == Rendezvous::CREDIT) {  // credits posted up front: no wait for the first k segments
+    const double n = segment_bytes > 0 ? std::ceil(bytes / segment_bytes) : 1;
+    if (n <= segments_in_flight) return m;
+    const double s = bytes / n;
+    const double p = std::max(s * wire, (2 * alpha_s + s * wire) / segments_in_flight);
+    m.per_byte_s = (s * wire + (n - 1) * p) / bytes;  // the last segment leaves (n - 1) p after the first
+    return m;
+  }
   if (rendezvous == Rendezvous::MESSAGE || segment_bytes <= 0) {
     m.latency_s = 2 * alpha_s;  // the receiver's "ready" crosses the path first
     return m;
@@ -36,7 +44,9 @@ SoftwareCost nccl(const char* name, double efficiency, double slot_bytes, double
   c.preset = name;
   c.send_overhead_s = step_overhead_s;
   c.protocol_efficiency = efficiency;
-  c.rendezvous = Rendezvous::SEGMENT;  // credit-based: a slot is reused once the receiver has consumed it
+  // Credit-based: the receiver's NCCL_STEPS slots are posted at connection set-up; a slot is reused
+  // once the receiver has consumed it (src/device/prims_simple.h, waitPeer). No per-message handshake.
+  c.rendezvous = Rendezvous::CREDIT;
   c.segment_bytes = slot_bytes;
   c.segments_in_flight = 8;            // NCCL_STEPS
   c.call_cost_s = call_s;
@@ -97,7 +107,7 @@ void check_range(double v, double lo, double hi, const std::string& path, const 
 }  // namespace
 
 nlohmann::json to_json(const SoftwareCost& c) {
-  const char* names[] = {"none", "message", "segment"};
+  const char* names[] = {"none", "message", "segment", "credit"};
   return {{"preset", c.preset},
           {"send_overhead_s", c.send_overhead_s},
           {"recv_overhead_s", c.recv_overhead_s},
@@ -128,16 +138,20 @@ SoftwareCost read_software(const nlohmann::json& value, const std::string& path)
   c.recv_overhead_s = r.time_s("recv_overhead", c.recv_overhead_s);
   check_range(c.recv_overhead_s, 0, 1, r.path_of("recv_overhead"), "a per-message overhead (s)");
   c.protocol_efficiency = r.number("protocol_efficiency", c.protocol_efficiency, 1e-3, 1.0);
-  const char* names[] = {"none", "message", "segment"};
-  const std::string rv = r.choice("rendezvous", {"none", "message", "segment"}, names[static_cast<int>(c.rendezvous)]);
-  c.rendezvous = rv == "none" ? Rendezvous::NONE : rv == "message" ? Rendezvous::MESSAGE : Rendezvous::SEGMENT;
+  const char* names[] = {"none", "message", "segment", "credit"};
+  const std::string rv =
+      r.choice("rendezvous", {"none", "message", "segment", "credit"}, names[static_cast<int>(c.rendezvous)]);
+  c.rendezvous = rv == "none"      ? Rendezvous::NONE
+                 : rv == "message" ? Rendezvous::MESSAGE
+                 : rv == "segment" ? Rendezvous::SEGMENT
+                                   : Rendezvous::CREDIT;
   c.eager_limit_bytes = r.bytes("eager_limit", c.eager_limit_bytes);
   check_range(c.eager_limit_bytes, 0, 1e12, r.path_of("eager_limit"), "the eager limit (bytes)");
   c.segment_bytes = r.bytes("segment_bytes", c.segment_bytes);
   c.segments_in_flight = static_cast<int>(r.integer("segments_in_flight", c.segments_in_flight, 2, 1024));
-  if (c.rendezvous == Rendezvous::SEGMENT)
+  if (c.rendezvous == Rendezvous::SEGMENT || c.rendezvous == Rendezvous::CREDIT)
     check_range(c.segment_bytes, 1, 1e12, r.path_of("segment_bytes"),
-                "with \"rendezvous\": \"segment\", the segment size (bytes)");
+                fmt::format("with \"rendezvous\": \"{}\", the segment size (bytes)", rv).c_str());
   if (r.has("call_cost")) {
     c.call_cost_s = r.time_s("call_cost", 0);
     check_range(*c.call_cost_s, 0, 1, r.path_of("call_cost"), "the call cost (s)");

@@ -13,7 +13,12 @@
 //     path latency for the receiver's "ready" before it sends (MPI's rendezvous
 //     protocol above its eager limit); `segment` -- every segment of at most
 //     `segment_bytes` needs its own "ready", with `segments_in_flight` (k >= 2)
-//     posted ahead (gloo: 1 MiB segments, two in flight; NCCL: 8 slots).
+//     posted ahead (gloo: 1 MiB segments, two in flight); `credit` -- the receiver
+//     posted its k slots' credits up front, so the first k segments go at once and
+//     each later one waits for the credit of the segment k before it (NCCL: 8 slots;
+//     src/device/prims_simple.h, waitPeer: a send proceeds while
+//     connStepCache + NCCL_STEPS >= step + StepPerSlice, head being the slots the
+//     receiver has consumed).
 //
 // A message of m payload bytes on a path of latency alpha and per-byte time beta
 // (B = beta / eta; n = ceil(m / S) equal segments of s = m / n; h = 1 when the
@@ -24,6 +29,8 @@
 //   segment:        latency  2 alpha + s B - p         per byte  p / s,
 //                   p = max(s B, (2 alpha + s B) / k)  (one segment every p:
 //                   bandwidth-bound, or k segments per handshake round trip)
+//   credit, n <= k: latency  alpha                     per byte  B
+//   credit, n > k:  latency  alpha                     per byte  (s B + (n - 1) p) / m
 //
 // and a step in which c of a rank's messages share one NIC direction costs
 //
@@ -46,7 +53,7 @@
 
 namespace ddlsim::models {
 
-enum class Rendezvous { NONE, MESSAGE, SEGMENT };
+enum class Rendezvous { NONE, MESSAGE, SEGMENT, CREDIT };
 
 struct SoftwareCost {
   std::string preset = "ideal";     // the preset the values came from (reported in summary.json)

@@ -88,7 +88,8 @@ AnalyticNetwork::AnalyticNetwork(const platforms::Topology& topology, const Netw
     ++i;
   }
   for (const auto& trace : network.link_traces) traces_.push_back(&trace);
-  segments_.push_back(Segment{0, next_change(0), evaluate(0)});
+  const double end = next_change(0);
+  segments_.push_back(Segment{0, end, evaluate(inside(0, end))});
 }
 
 models::AlphaBeta AnalyticNetwork::evaluate(double t) {
@@ -107,6 +108,14 @@ models::AlphaBeta AnalyticNetwork::evaluate(double t) {
   return ab;
 }
 
+double AnalyticNetwork::inside(double start, double end) {
+  // A periodic entry's time t + k P is found by next_entry() and read back by value_at() through
+  // t - floor(...) P, which rounding can put just before the entry (1.9 - 1 < 0.9): evaluated at a
+  // segment's start, a repeat after the first period read the previous entry's value. Between two
+  // changes every time has the segment's values, so the middle is read instead.
+  return std::isfinite(end) ? start + (end - start) / 2 : start;
+}
+
 double AnalyticNetwork::next_change(double t) const {
   double next = NEVER;
   for (const auto* trace : traces_) {
@@ -121,7 +130,7 @@ const AnalyticNetwork::Segment& AnalyticNetwork::segment_at(double t) {
     const double start = segments_.back().end;
     // Every segment ends strictly after it starts, so this loop always reaches t.
     const double end = std::max(next_change(start), std::nextafter(start, NEVER));
-    segments_.push_back(Segment{start, end, evaluate(start)});
+    segments_.push_back(Segment{start, end, evaluate(inside(start, end))});
   }
   auto it = std::upper_bound(segments_.begin(), segments_.end(), t,
                              [](double x, const Segment& s) { return x < s.start; });

@@ -62,6 +62,8 @@ class AnalyticNetwork {
   };
   const Segment& segment_at(double t);
   [[nodiscard]] double next_change(double t) const;
+  /// A time strictly inside [start, end) at which to read the segment's values.
+  [[nodiscard]] static double inside(double start, double end);
   [[nodiscard]] models::AlphaBeta evaluate(double t);
 
   platforms::Topology topology_;  // a copy whose edge values are set to the traced ones

@@ -174,6 +174,11 @@ inline double call_cost_s(const Context& ctx, const models::Collective& algo) {
 
 inline std::uint64_t units_of(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes * BYTE_SCALE)); }
 
+/// The units a point-to-point message of `bytes` from rank `src` to rank `dst` (gossip, puts, pushes,
+/// pulls; servers after the workers) puts on the wire: the library's protocol efficiency applies to it
+/// as to a collective's messages (sim/schedule_executor.cpp). Counts them in links.csv (sim/link_bytes.hpp).
+std::uint64_t wire_units(const Context& ctx, int src, int dst, double bytes);
+
 inline void add_traffic(const TrafficCounters& c, double& bytes, std::int64_t& messages) {
   bytes += c.bytes_sent;
   messages += c.messages_sent;

@@ -104,7 +104,21 @@ void add_record(WorkerTotals& t, const IterationRecord& r) {
 
 }  // namespace
 
+void IterationTotals::add_global_step(const std::vector<IterationRecord>& records) {
+  if (records.empty()) return;
+  double start = records.front().start_s, end = records.front().end_s;
+  for (const auto& r : records) {
+    start = std::min(start, r.start_s);
+    end = std::max(end, r.end_s);
+  }
+  if (iterations == 0) global_start_s = start;
+  const double from = iterations == 0 ? start : global_end_s;
+  global_steps.add(std::max(0.0, end - from));
+  global_end_s = std::max(global_end_s, end);
+}
+
 void IterationTotals::add(const std::vector<IterationRecord>& records, const IterationCompression& compression) {
+  add_global_step(records);
   ++iterations;
   if (workers.size() < records.size()) workers.resize(records.size());
   for (std::size_t w = 0; w < records.size(); ++w) {
@@ -117,6 +131,7 @@ void IterationTotals::add(const std::vector<IterationRecord>& records, const Ite
 
 void IterationTotals::add(const std::vector<IterationRecord>& records, const std::vector<int>& slot_of,
                           const IterationCompression& compression) {
+  add_global_step(records);  // every slot's record is some worker's
   ++iterations;
   if (workers.size() < slot_of.size()) workers.resize(slot_of.size());
   std::vector<std::int64_t> copies(records.size(), 0);

@@ -118,12 +118,21 @@ struct IterationTotals {
   int iterations = 0;  // completed by every worker: the rows per worker in iterations.csv
   std::vector<WorkerTotals> workers;
   Quantiles durations;                     // every worker's iteration times
+  /// Global steps: iteration k's step ends when its last worker ends it (the model has then been
+  /// updated by every worker's gradient), and lasts from the previous step's end (the first: from
+  /// the earliest start). What synchronous models report as their iteration time (docs/outputs.md).
+  Quantiles global_steps;
+  double global_start_s = 0;  // the first iteration's earliest start
+  double global_end_s = 0;    // the last completed iteration's latest end
   std::map<int, int> iterations_per_variant;  // adaptive compression: candidate -> iterations run
   int exploring = 0;                       // iterations adaptive compression spent exploring
   void add(const std::vector<IterationRecord>& records, const IterationCompression& compression);
   /// The same with worker w's record records[slot_of[w]] (RecordSink::iteration_by_class).
   void add(const std::vector<IterationRecord>& records, const std::vector<int>& slot_of,
            const IterationCompression& compression);
+
+ private:
+  void add_global_step(const std::vector<IterationRecord>& records);
 };
 
 }  // namespace ddlsim::sim

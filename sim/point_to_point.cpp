@@ -40,7 +40,7 @@ models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, in
   auto* msg = new models::Message{rank_, tag, bytes, version};
   Pending p;
   p.sent = *msg;
-  p.comm = box->put_async(msg, units_of(bytes));
+  p.comm = box->put_async(msg, wire_units(ctx_, rank_, peer, bytes));
   p.iteration = iteration;
   p.posted_s = sg4::Engine::get_clock();
   p.what = what;

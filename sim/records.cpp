@@ -2,11 +2,11 @@
 // ended it: its straggler and staleness waits, the totals, the sink -- and the link loads
 // derived once the run is over.
 #include "sim/context.hpp"
+#include "sim/link_bytes.hpp"
 
 #include <algorithm>
 #include <boost/graph/graph_traits.hpp>
 #include <fmt/format.h>
-#include <simgrid/plugins/load.h>
 #include <stdexcept>
 
 namespace ddlsim::sim::detail {
@@ -126,6 +126,14 @@ void check_records_complete(const Context& ctx) {
                                          ctx.records.first + static_cast<int>(ctx.records.by_worker[w].size()) - 1));
 }
 
+std::uint64_t wire_units(const Context& ctx, int src, int dst, double bytes) {
+  const auto& software = ctx.scenario->network.software;
+  const double wire = software ? bytes / software->protocol_efficiency : bytes;
+  LinkBytes::add(ctx.platform.hosts.at(static_cast<std::size_t>(src)), ctx.platform.hosts.at(static_cast<std::size_t>(dst)),
+                 wire);
+  return units_of(wire);
+}
+
 void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform* platform) {
   const auto& g = topo.graph;
   std::size_t i = 0;
@@ -140,7 +148,7 @@ void collect_links(SimulationResult& result, const platforms::Topology& topo, co
       LinkRecord rec;
       rec.name = up ? g[from].name + ">" + g[to].name : g[to].name + ">" + g[from].name;
       rec.bandwidth_Bps = g[e].bandwidth_Bps;
-      rec.bytes = half != nullptr ? sg_link_get_cum_load(half) / BYTE_SCALE : 0.0;
+      rec.bytes = half != nullptr ? LinkBytes::of(half) : 0.0;  // wire bytes, whatever the factors
       rec.utilization = result.makespan_s > 0 ? rec.bytes / (rec.bandwidth_Bps * result.makespan_s) : 0;
       result.links.push_back(rec);
     }

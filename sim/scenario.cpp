@@ -199,9 +199,20 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
           n.choice("collective_granularity", {"stepwise", "pipelined"}, "stepwise") == "stepwise" ? Granularity::STEPWISE
                                                                                                   : Granularity::PIPELINED;
       if (const json* traces = n.find("link_traces")) s.network.link_traces = read_link_traces(*traces, n.path_of("link_traces"), s.platform.graph);
+      for (const auto& trace : s.network.link_traces)
+        if (s.network.model == NetworkModel::TCP && !trace.bandwidth_Bps.empty())  // sim/flow_bounds.hpp
+          throw ConfigError(n.path_of("link_traces"),
+                            "bandwidth traces with network.model \"tcp\": SimGrid's LV08 bounds each flow by its TCP "
+                            "window from the latency at its start and by the route's bandwidth at its start, which a "
+                            "later bandwidth change does not lift; use \"ideal\" or \"calibrated\"");
       if (s.network.model == NetworkModel::CALIBRATED) {
         s.network.latency_factor = n.number("latency_factor", 1.0, 1e-9, 1e9);
         s.network.bandwidth_factor = n.number("bandwidth_factor", 1.0, 1e-9, 1e9);
+        if (s.network.bandwidth_factor > 1)
+          throw ConfigError(n.path_of("bandwidth_factor"),
+                            fmt::format("must be at most 1 (a factor of {:g} would move bytes faster than the link: "
+                                        "no model may beat the wire); protocol overheads go in software.protocol_efficiency",
+                                        s.network.bandwidth_factor));
       } else {
         for (const char* key : {"latency_factor", "bandwidth_factor"})
           if (n.raw().contains(key))

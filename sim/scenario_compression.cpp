@@ -1,6 +1,7 @@
 // ddlsim: the scenario's compressor -- its encode/decode costs, and what it can be used with.
 #include "models/artopk_choice.hpp"
 #include "models/compressor.hpp"
+#include "models/dependent_rounds.hpp"
 #include "sim/scenario.hpp"
 
 #include <algorithm>
@@ -275,6 +276,13 @@ void check_compression(Scenario& s) {
   }
   // What the compressed buckets can be aggregated with.
   const auto aggregation = s.training.compressor_model->encode(1e6).aggregation;
+  const bool in_rounds = s.training.compressor_model->rounds(s.training.compressor_model->encode(1e6).wire_bytes).size() > 1;
+  if (sync.uses_servers() && in_rounds)
+    throw ConfigError("/training/compressor/name",
+                      fmt::format("compressor \"{}\" sends each bucket in dependent rounds (PowerSGD: P, then Q "
+                                  "computed from the reduced P), modelled on all-reduce only; sync model \"{}\" pushes "
+                                  "to parameter servers: use \"bsp\" with \"aggregation\": \"allreduce\"",
+                                  name, s.training.sync.name));
   if (sync.uses_servers()) {  // every encoding can be pushed and decoded by the servers, but AR-Topk's
     if (aggregation == models::Aggregation::ARTOPK)
       throw ConfigError("/training/compressor/name",
@@ -321,6 +329,9 @@ void check_compression(Scenario& s) {
                       fmt::format("compressor \"{}\" is summed in transit: use an all-reduce algorithm, not the {} "
                                   "algorithm \"{}\"",
                                   name, coll.operation(), s.training.collective.name));
+  } else if (in_rounds) {  // one all-reduce per round, each after the previous (models/dependent_rounds.hpp)
+    s.training.collective_algorithm =
+        std::make_shared<models::DependentRounds>(s.training.collective_algorithm, s.training.compressor_model);
   }
 }
 

@@ -1,5 +1,8 @@
 #include "sim/schedule_executor.hpp"
 
+#include "sim/flow_bounds.hpp"
+#include "sim/link_bytes.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -77,6 +80,9 @@ void ScheduleExecutor::run(int rank, models::StepSource& source, TrafficCounters
         auto comm = mailbox(rank, peer)->put_init(&payload_token, units);
         if (rate_cap > 0) comm->set_rate(rate_cap / efficiency * BYTE_SCALE);
         comms.push_back(comm->start());
+        LinkBytes::add(hosts_.at(static_cast<std::size_t>(src)), hosts_.at(static_cast<std::size_t>(dst)),
+                       op.bytes / efficiency);
+        if (rate_cap > 0) FlowBounds::note_rate(*comm, rate_cap / efficiency * BYTE_SCALE);
         counters.bytes_sent += op.bytes;
         counters.messages_sent += k;
         ++counters.flows;
@@ -85,6 +91,8 @@ void ScheduleExecutor::run(int rank, models::StepSource& source, TrafficCounters
       }
     }
     sg4::Comm::wait_all(comms);
+    if (FlowBounds::active())
+      for (const auto& c : comms) FlowBounds::forget(*c);
     if (delay > 0) sg4::this_actor::sleep_for(delay);
   }
 }

@@ -51,7 +51,7 @@ class SimServerRuntime final : public models::ServerRuntime {
 
   void send_pull(int worker, int bucket, double bytes, std::int64_t version) override {
     auto* msg = new PsMessage{worker, bucket, bytes, version, last_iteration_};
-    ctx_.pull_box(server_, worker)->put_init(msg, units_of(bytes))->detach();
+    ctx_.pull_box(server_, worker)->put_init(msg, wire_units(ctx_, ctx_.group.workers + server_, worker, bytes))->detach();
     ctx_.result.bytes_sent_by_servers += bytes;
     ++ctx_.result.messages_sent_by_servers;
   }

@@ -7,6 +7,8 @@
 #include "sim/context.hpp"
 #include "sim/engine.hpp"
 #include "sim/fiber_lane.hpp"
+#include "sim/flow_bounds.hpp"
+#include "sim/link_bytes.hpp"
 #include "sim/schedule_executor.hpp"
 #include "sim/work_estimate.hpp"
 
@@ -17,7 +19,6 @@
 #include <limits>
 #include <queue>
 #include <simgrid/kernel/ProfileBuilder.hpp>
-#include <simgrid/plugins/load.h>
 #include <simgrid/s4u.hpp>
 #include <stdexcept>
 
@@ -196,7 +197,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
                                                                                 (collective_servers ? 1 : 0)));
       !note.empty())
     notes.push_back(std::move(note));
-  sg_link_load_plugin_init();
+  FlowBounds::install(scenario.network);
+  LinkBytes::reset();
 
   auto ctx_owner = std::make_unique<detail::Context>();
   detail::Context& ctx = *ctx_owner;
@@ -209,9 +211,6 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
                                          link_traces(scenario.network, scenario.platform.graph.graph),
                                          scenario.platform.routing, scenario.seed);
-  for (const auto* link : ctx.platform.links)
-    for (const char* half : {"_UP", "_DOWN"})
-      if (const auto* l = sg4::Link::by_name_or_null(link->get_name() + half)) sg_link_load_track(l);
   ctx.executor = std::make_unique<ScheduleExecutor>(detail::channel_hosts(ctx), executor_network(scenario.network));
   ctx.comm_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   ctx.end_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));

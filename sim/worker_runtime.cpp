@@ -168,7 +168,7 @@ void comm_stream(Context& ctx, int rank, int slot) {
       for (int s = 0; s < servers && req.kind == models::CommRequest::Kind::PUSH_PULL; ++s) {
         auto* msg = new PsMessage{rank, req.bucket, shard, state.seen_version[{s, req.bucket}], item.iteration};
         comms.push_back(ctx.push_boxes[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank)]->put_async(
-            msg, units_of(shard)));
+            msg, wire_units(ctx, rank, ctx.group.workers + s, shard)));
         rec.bytes_sent += shard;
         ++rec.messages_sent;
       }

@@ -85,6 +85,25 @@ TEST_CASE("powersgd: rank-r factors of the bucket as the most square matrix") {
   CHECK(make("powersgd")->encode(1e6).aggregation == Aggregation::SUM);
 }
 
+TEST_CASE("powersgd's rounds: P (4 r rows bytes), then Q (4 r cols), recovered from every encoding") {
+  CHECK(make("powersgd", {{"rank", 4}})->rounds(4 * 4 * (2500 + 2500)) == std::vector<double>{4 * 4 * 2500, 4 * 4 * 2500});
+  CHECK(make("powersgd", {{"rank", 8}})->rounds(4 * 3 * (4 + 3)) == std::vector<double>{4 * 3 * 4, 4 * 3 * 3});
+  // Every bucket size from one element to a few thousand, at several ranks: the rounds are the
+  // encoding's own rows and cols (rows = ceil(sqrt n), cols = ceil(n / rows), r = min(rank, cols)).
+  for (int rank : {1, 2, 4, 7, 32})
+    for (double n = 1; n < 5000; n += 1) {
+      const double rows = std::ceil(std::sqrt(n)), cols = std::ceil(n / rows), r = std::min<double>(rank, cols);
+      const auto c = make("powersgd", {{"rank", rank}});
+      const double wire = c->encode(4 * n).wire_bytes;
+      REQUIRE(wire == 4 * r * (rows + cols));
+      CAPTURE(rank);
+      CAPTURE(n);
+      REQUIRE(c->rounds(wire) == std::vector<double>{4 * r * rows, 4 * r * cols});
+    }
+  // Other compressors send a bucket in one call.
+  CHECK(make("fp16")->rounds(1000) == std::vector<double>{1000});
+}
+
 TEST_CASE("compressor params are checked with their JSON paths") {
   auto refused = [](const std::string& name, const json& params) {
     try {

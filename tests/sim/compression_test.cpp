@@ -229,3 +229,44 @@ TEST_CASE("parameter servers take compressed pushes, decode each one and answer 
             "/training/compressor/name: compressor \"artopk\" all-reduces every worker's values at one worker's top-k "
             "indices; sync model \"ssp\" pushes to parameter servers: use \"topk\"") != std::string::npos);
 }
+
+TEST_CASE("powersgd all-reduces P and then Q: two dependent rounds, each with its latency terms") {
+  // 16 ranks on a star of 1 ms links (alpha = 2 ms), one 4 MB bucket: n = 10^6 elements as a
+  // 1000 x 1000 matrix, rank 4: P and Q are 16,000 bytes each. The ring runs once per factor:
+  // 2 x 2 (N - 1) alpha of latency (120 ms, not 60) and 2 x 2 (N - 1) messages per rank (960 in all).
+  TempDir tmp;
+  const int n = 16;
+  const double alpha = 2e-3, p = 4.0 * 4 * 1000, q = p;
+  auto ring16 = [&](double bytes) { return 2.0 * (n - 1) * alpha + 2.0 * (n - 1) / n * bytes / BW; };
+  for (const char* fidelity : {"flow", "analytic"})
+    for (const char* granularity : {"stepwise", "pipelined"}) {
+      CAPTURE(fidelity);
+      CAPTURE(granularity);
+      json s = scenario("powersgd", "ring", {{"rank", 4}});
+      s["platform"]["workers"] = n;
+      s["platform"]["link"]["latency"] = "1ms";
+      s["network"]["fidelity"] = fidelity;
+      s["network"]["collective_granularity"] = granularity;
+      s["workload"] = {{"synthetic", {{"layers", 1}, {"forward_s", 0}, {"backward_s", 0}, {"grad_bytes", "4MB"}}},
+                       {"iterations", 1}};
+      s["training"]["bucketing"] = {{"bucket_bytes", "4MB"}, {"overlap", false}};
+      s["training"]["compression_cost"] = {{"encode", json::object()}, {"decode", json::object()}};
+      const auto r = run(tmp, std::string(fidelity) + granularity, s);
+      CHECK(r.summary["iteration_time_s"].get<double>() == doctest::Approx(ring16(p) + ring16(q)).epsilon(1e-9));
+      CHECK(r.summary["comm_bytes_per_iteration"].get<double>() ==
+            doctest::Approx(n * 2.0 * (n - 1) / n * (p + q)).epsilon(1e-12));
+      if (std::string(granularity) == "stepwise")
+        CHECK(r.summary["messages_per_iteration"].get<double>() == doctest::Approx(n * 2.0 * 2 * (n - 1)));
+    }
+}
+
+TEST_CASE("powersgd with parameter servers is refused: its rounds are modelled on all-reduce") {
+  json s = scenario("powersgd", "ring");
+  s["training"].erase("collective");
+  s["training"]["sync"] = {{"name", "bsp"}, {"params", {{"aggregation", "parameter_server"}}}};
+  s["platform"]["parameter_servers"] = 1;
+  CHECK(refused(s) ==
+        "ddlsim: error: /training/compressor/name: compressor \"powersgd\" sends each bucket in dependent rounds "
+        "(PowerSGD: P, then Q computed from the reduced P), modelled on all-reduce only; sync model \"bsp\" pushes to "
+        "parameter servers: use \"bsp\" with \"aggregation\": \"allreduce\"\n");
+}

@@ -386,3 +386,94 @@ TEST_CASE("a batch other than the profile's needs a scaling rule and scales comp
   CHECK(summary["throughput_samples_per_s"].get<double>() ==
         doctest::Approx(2.0 * batch / (2 * (fwd_bwd + io) + opt)).epsilon(1e-9));
 }
+
+TEST_CASE("a synchronous run reports its global steps: the time between consecutive model updates") {
+  // One iteration: a and c end at a0, b at b0 > a0. The model is updated once, when b's push has
+  // arrived, and the step is over when the last pull (b's) ends: 1 / b0 updates per second, not the
+  // mean of the workers' durations (2 a0 + b0) / 3, which summary.json keeps as the per-worker view.
+  TempDir tmp;
+  const double all_pushed = ALPHA + M / SLOW;
+  const double a0 = all_pushed + ALPHA + M / FAST, b0 = all_pushed + ALPHA + M / SLOW;
+  const auto one = run(tmp, "one", heterogeneous_star("bsp", 1));
+  CHECK(one.summary["iteration_time_s"].get<double>() == doctest::Approx(b0).epsilon(1e-9));
+  CHECK(one.summary["iteration_time_median_s"].get<double>() == doctest::Approx(b0).epsilon(1e-9));
+  CHECK(one.summary["updates_per_s"].get<double>() == doctest::Approx(1 / b0).epsilon(1e-9));
+  CHECK(one.summary["throughput_samples_per_s"].get<double>() ==
+        doctest::Approx(3 * one.summary["samples_per_worker_iteration"].get<double>() / b0).epsilon(1e-9));
+  CHECK(one.summary["worker_iteration_time_s"].get<double>() == doctest::Approx((2 * a0 + b0) / 3).epsilon(1e-9));
+  CHECK(one.summary["iteration_time_basis"] == "global_step");
+  // Three iterations: the steps are b0, then b's pull and push each time; their mean is the makespan / 3.
+  const auto three = run(tmp, "three", heterogeneous_star("bsp", 3));
+  const double b_iteration = 2 * (ALPHA + M / SLOW);
+  CHECK(three.summary["iteration_time_s"].get<double>() == doctest::Approx((b0 + 2 * b_iteration) / 3).epsilon(1e-9));
+  CHECK(three.summary["iteration_time_median_s"].get<double>() == doctest::Approx(b_iteration).epsilon(1e-9));
+  CHECK(three.summary["iteration_time_p95_s"].get<double>() ==
+        doctest::Approx(b_iteration + 0.9 * (b0 - b_iteration)).epsilon(1e-9));  // numpy's linear rule, 3 values
+  // An asynchronous model keeps the mean over workers and iterations.
+  const auto asp = run(tmp, "asp", heterogeneous_star("asp", 1));
+  CHECK(asp.summary["iteration_time_basis"] == "worker_mean");
+  CHECK(asp.summary["iteration_time_s"].get<double>() ==
+        doctest::Approx((4 * (ALPHA + M / FAST) + 2 * (ALPHA + M / SLOW)) / 3).epsilon(1e-9));
+}
+
+TEST_CASE("no model beats the wire: a bandwidth factor above 1 is refused") {
+  TempDir tmp;
+  json s = ring4("flow", "1us");
+  s["network"]["model"] = "calibrated";
+  s["network"]["bandwidth_factor"] = 1.04;
+  const auto r = ddlsim::test::ddlsim(fmt::format("validate {}", tmp.write("bf.json", s.dump())));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "ddlsim: error: /network/bandwidth_factor: must be at most 1 (a factor of 1.04 would move bytes "
+                 "faster than the link: no model may beat the wire); protocol overheads go in "
+                 "software.protocol_efficiency\n");
+  // The shipped calibration reads (its fit is bounded at 1).
+  const auto cal = ddlsim::test::ddlsim(fmt::format(
+      "validate {} --set 'network.calibration=\"{}/docs/data/lab_calibration_library.json\"'",
+      tmp.write("ring4.json", ring4("flow", "1us").dump()), DDLSIM_SOURCE_DIR));
+  CHECK_MESSAGE(cal.exit_code == 0, cal.err);
+}
+
+TEST_CASE("links.csv counts bytes, whatever the bandwidth factor") {
+  // The ring sends 2 (N - 1) / N x M through each worker's link, in each direction.
+  TempDir tmp;
+  const double n = 4, m = 100e6;
+  for (double bf : {0.5, 1.0}) {
+    CAPTURE(bf);
+    json s = ring4("flow", "1us");
+    s["network"]["model"] = "calibrated";
+    s["network"]["bandwidth_factor"] = bf;
+    const std::string name = fmt::format("bf{}", bf);
+    const auto result = run(tmp, name, s);
+    const std::string links = ddlsim::test::slurp(tmp.path() / name / "links.csv");
+    std::istringstream in(links);
+    std::string line;
+    std::getline(in, line);
+    int rows = 0;
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::stringstream ls(line);
+      for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
+      CAPTURE(line);
+      CHECK(std::stod(f[2]) == doctest::Approx(2 * (n - 1) / n * m).epsilon(1e-6));
+      CHECK(std::stod(f[3]) ==
+            doctest::Approx(2 * (n - 1) / n * m / (BW10 * result.summary["makespan_s"].get<double>())).epsilon(1e-6));
+      ++rows;
+    }
+    CHECK(rows == 8);
+  }
+}
+
+TEST_CASE("point-to-point flows carry the library's header bytes, as collectives do") {
+  // ASP on the heterogeneous star with gloo's software: every push and pull puts M / eta bytes on
+  // the wire (TCP over Ethernet: eta = 1448 / 1538); no per-step overheads or handshakes apply to them.
+  TempDir tmp;
+  const double eta = 1448.0 / 1538.0;
+  json s = heterogeneous_star("asp", 1);
+  s["network"] = {{"software", "gloo"}};
+  const auto r = run(tmp, "gloo", s);
+  for (const auto& row : r.rows) {
+    CAPTURE(row.worker);
+    const double link = row.worker == 1 ? SLOW : FAST;
+    CHECK(row.duration_s == doctest::Approx(2 * (ALPHA + M / (link * eta))).epsilon(1e-9));
+  }
+}

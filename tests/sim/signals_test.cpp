@@ -141,13 +141,14 @@ TEST_CASE("one signal stops a run within an iteration that outlasts the grace: e
 
 TEST_CASE("one signal stops a run whose every actor waits on one endless transfer") {
   TempDir tmp;
-  // 500 TB per worker over links that a trace holds at 1 bps half of every second: one ring step
-  // takes millions of simulated seconds of trace replay, with no actor waking meanwhile. The work
-  // estimate refuses it; --force runs it, and the signal must still stop it.
+  // 500 TB per worker over links that a trace holds at 1 bps but for 1 ms of every second at 8 Mbps
+  // (1 kB per period): one ring step takes about 10^11 simulated seconds of trace replay, with no
+  // actor waking meanwhile. The work estimate refuses it; --force runs it, and the signal must
+  // still stop it.
   json sc = long_run(2, 3);
   sc["workload"]["synthetic"]["grad_bytes"] = "500TB";
   sc["network"] = {{"link_traces", json::array({{{"bandwidth", json::array({json::array({0, "1bps"}),
-                                                                              json::array({0.5, "1000TBps"})})},
+                                                                              json::array({0.999, "8Mbps"})})},
                                                  {"period", "1s"}}})}};
   const std::string scenario = tmp.write("endless.json", sc.dump());
   const fs::path out = tmp.path() / "out";

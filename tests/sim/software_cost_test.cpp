@@ -101,6 +101,26 @@ TEST_CASE("software ring by hand: overheads, header bytes, a handshake per segme
   }
 }
 
+TEST_CASE("software nccl by hand: credits posted up front, no receiver-ready round trip per message") {
+  // Two ranks, 4 KiB, 50 us links (alpha = 100 us): each ring step sends 2 KiB in one slot of the
+  // receiver's 8, whose credits NCCL posts at connection set-up (src/device/prims_simple.h, waitPeer),
+  // so a step costs o_send + alpha + m B: no second alpha (it took 422 us against 210 us ideal).
+  const double alpha = 100e-6, m = 2048, B = 8 / 10e9, o = 6.6e-6;
+  auto rows = collectives_csv("--call-cost 0 -n 2 -m 4KiB -b 10Gbps -l 50us --algorithms ring --software nccl_simple");
+  CHECK(rows.at("ring").analytic_s == doctest::Approx(2 * (o + alpha + m * B)).epsilon(1e-9));
+  CHECK(rows.at("ring").simulated_s == doctest::Approx(2 * (o + alpha + m * B)).epsilon(1e-6));
+  // Past the credits: 16 slots of s = 64 KiB per step (nccl_ll's 512 KiB buffer / 8 carries 64 KiB
+  // lines at eta = 0.5), 5 ms links: a slot every p = (2 alpha + s B) / 8; the last leaves 15 p after the first.
+  const double a2 = 10e-3, eta = 0.5, s2 = 65536, b2 = 8 / 1e9 / eta, m2 = 16 * s2, o2 = 0.9e-6;
+  const double p = std::max(s2 * b2, (2 * a2 + s2 * b2) / 8);
+  REQUIRE(p > s2 * b2);
+  const double step = o2 + a2 + s2 * b2 + 15 * p;
+  rows = collectives_csv("--call-cost 0 -n 2 -m 2MiB -b 1Gbps -l 5ms --algorithms ring --software nccl_ll");
+  CHECK(rows.at("ring").analytic_s == doctest::Approx(2 * step).epsilon(1e-9));
+  CHECK(rows.at("ring").simulated_s == doctest::Approx(2 * step).epsilon(1e-6));
+  CHECK(m2 == 1024 * 1024);
+}
+
 TEST_CASE("software mpi by hand: the eager limit decides the handshake") {
   // recursive_doubling, N = 4: 2 steps of the whole M each.
   const double alpha = 2e-3, B = 8 / 1e9 / (1448.0 / 1538.0), o = 4e-6;
