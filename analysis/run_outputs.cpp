@@ -205,7 +205,7 @@ void RunOutputs::finish(const sim::SimulationResult& result, const nlohmann::jso
   written_.clear();
   write_file("summary.json", summary.dump(2) + "\n");
   if (scenario_.output.iterations_csv) close(open(csv_, "iterations.csv"), "iterations.csv");
-  write_file("links.csv", links_csv(result));
+  if (result.links_omitted.empty()) write_file("links.csv", links_csv(result));
   if (scenario_.output.timeline) {
     open(timeline_, "timeline.json") << "]}\n";
     close(timeline_, "timeline.json");

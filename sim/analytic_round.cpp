@@ -73,6 +73,7 @@ double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState
       auto& rec = ctx.result.workers[static_cast<std::size_t>(rank)];
       add_traffic(cached->second, rec.bytes_sent, rec.messages_sent);
     }
+    if (rank == 0 && ctx.analytic_links) ctx.analytic_links->add(algo, ctx.group, item.request.bytes, item.request.root);
     if (rank == 0)
       for (int s = 0; algo.uses_servers() && s < ctx.group.servers; ++s)
         add_traffic(schedule_traffic(algo.rank_phases(ctx.group.workers + s, ctx.group, item.request.bytes)),

@@ -11,6 +11,7 @@
 
 #include "models/sync_model.hpp"
 #include "platforms/s4u_emitter.hpp"
+#include "sim/analytic_links.hpp"
 #include "sim/analytic_network.hpp"
 #include "sim/engine.hpp"
 #include "sim/schedule_executor.hpp"
@@ -99,6 +100,7 @@ struct Context {
   models::CollectiveGroup group;
   models::AlphaBeta ab;
   std::unique_ptr<AnalyticNetwork> network;          // alpha and beta over time (analytic fidelity)
+  std::unique_ptr<AnalyticLinks> analytic_links;     // analytic fidelity: the collectives' link bytes
   platforms::EmittedPlatform platform;
   std::unique_ptr<ScheduleExecutor> executor;
   sg4::BarrierPtr comm_barrier;                       // analytic fidelity: all communication streams
@@ -227,6 +229,8 @@ void collective_server(Context& ctx, int server);
 void check_records_complete(const Context& ctx);
 /// Per-link bytes and utilisation from SimGrid's link-load plugin; without a platform (the fiber
 /// lane, where nothing flows) every link's two directions with 0 bytes.
-void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform* platform);
+/// `analytic`: the analytic collectives' bytes per directed link (AnalyticLinks::bytes), or null.
+void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform* platform,
+                   const std::vector<double>* analytic);
 
 }  // namespace ddlsim::sim::detail

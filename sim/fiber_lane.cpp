@@ -220,7 +220,8 @@ SimulationResult simulate_on_fibers(const Scenario& scenario, const RunOptions& 
   if (!stopped) check_records_complete(ctx);
   if (ctx.classes) ctx.classes->add_traffic(ctx.group, ctx.result.workers);
   ctx.result.makespan_s = end_s;
-  collect_links(ctx.result, scenario.platform.graph, nullptr);
+  collect_links(ctx.result, scenario.platform.graph, nullptr,
+                ctx.analytic_links ? &ctx.analytic_links->bytes() : nullptr);
   return std::move(ctx.result);
 }
 

@@ -134,7 +134,8 @@ std::uint64_t wire_units(const Context& ctx, int src, int dst, double bytes) {
   return units_of(wire);
 }
 
-void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform* platform) {
+void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform* platform,
+                   const std::vector<double>* analytic) {
   const auto& g = topo.graph;
   std::size_t i = 0;
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
@@ -149,6 +150,7 @@ void collect_links(SimulationResult& result, const platforms::Topology& topo, co
       rec.name = up ? g[from].name + ">" + g[to].name : g[to].name + ">" + g[from].name;
       rec.bandwidth_Bps = g[e].bandwidth_Bps;
       rec.bytes = half != nullptr ? LinkBytes::of(half) : 0.0;  // wire bytes, whatever the factors
+      if (analytic != nullptr) rec.bytes += (*analytic)[2 * (i - 1) + (up ? 0 : 1)];
       rec.utilization = result.makespan_s > 0 ? rec.bytes / (rec.bandwidth_Bps * result.makespan_s) : 0;
       result.links.push_back(rec);
     }

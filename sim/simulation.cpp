@@ -144,6 +144,19 @@ void prepare_context(Context& ctx, const Scenario& scenario, const RunOptions& o
                                     scenario.seed, scenario.network.software);  // + ranks per node, contention cost
   ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);
   ctx.ab = ctx.network->at(0);  // the network model's factors applied (auto picks with it)
+  if (ctx.analytic() && scenario.training.sync_model->uses_collective()) {  // links.csv (sim/analytic_links.hpp)
+    if (AnalyticLinks::countable(ctx.group)) {
+      const auto& software = scenario.network.software;
+      ctx.analytic_links = std::make_unique<AnalyticLinks>(scenario.platform.graph, scenario.platform.routing,
+                                                           scenario.seed, software ? software->protocol_efficiency : 1.0);
+    } else {
+      ctx.result.links_omitted = fmt::format(
+          "links.csv left out: at analytic fidelity the collectives' bytes are routed on the platform for groups of "
+          "at most {} ranks (this one has {}); use flow fidelity for per-link traffic",
+          AnalyticLinks::MAX_RANKS, ctx.group.size());
+      ctx.result.notes.push_back(ctx.result.links_omitted);
+    }
+  }
   detail::plan_buckets(ctx);  // the bucketing policy's buckets (sim/concurrent_comm.cpp)
   ctx.plan.compression = compress_buckets(scenario, ctx.plan.buckets);
   ctx.result.compression = ctx.plan.compression;
@@ -258,7 +271,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     ctx.result.explorations = ctx.adaptive->controller.explorations();
     for (const auto& p : ctx.adaptive->probes) ctx.result.probes.push_back({p.alpha_s, p.beta_s_per_byte});
   }
-  detail::collect_links(ctx.result, scenario.platform.graph, &ctx.platform);
+  detail::collect_links(ctx.result, scenario.platform.graph, &ctx.platform,
+                        ctx.analytic_links ? &ctx.analytic_links->bytes() : nullptr);
   if (abandoned) {
     ctx.result.engine_abandoned = true;
     (void)ctx_owner.release();      // deliberately kept: actors still wait on what it holds

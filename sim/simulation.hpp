@@ -42,6 +42,8 @@ struct SimulationResult {
   Histogram neighbour_staleness;  // per neighbour model averaged in (asynchronous gossip), in iterations
   std::vector<TraceEvent> timeline;  // only when simulate() is given no RecordSink
   std::vector<LinkRecord> links;
+  /// Why links.csv is left out (empty: it is written): analytic collectives too large to route.
+  std::string links_omitted;
   double makespan_s = 0;
   bool stopped = false;  // RunOptions::stop_requested stopped the run (totals: the iterations completed)
   /// Stopped within an iteration on SimGrid: the engine and its actors are left in place, and the
