@@ -537,3 +537,29 @@ TEST_CASE("links.csv at analytic fidelity counts the collectives' bytes on the l
                      "groups of at most 4096 ranks (this one has 4097); use flow fidelity for per-link traffic") !=
         std::string::npos);
 }
+
+TEST_CASE("analytic alpha is the worst path between any two hosts, not only worker 0's") {
+  // Workers a, b, c, d; a and b on switch s1 with c, d on s2; a also reaches s2 directly, so every
+  // path from a is two 1 us links, while c -> d crosses the 10 ms link s1 - s2. The ring a > b > c >
+  // d > a pays that hop at every step (its sender's own sends chain through it): 2 (N - 1) steps of
+  // 10.002 ms plus M / N at 10 Gbps, at both fidelities (analytic said 2 us per step before).
+  json nodes = json::array();
+  for (const char* w : {"a", "b", "c", "d"}) nodes.push_back({{"name", w}, {"kind", "worker"}});
+  for (const char* sw : {"s1", "s2"}) nodes.push_back({{"name", sw}, {"kind", "switch"}});
+  json edges = json::array({{{"a", "a"}, {"b", "s1"}}, {{"a", "b"}, {"b", "s1"}}, {{"a", "c"}, {"b", "s1"}},
+                            {{"a", "d"}, {"b", "s2"}}, {{"a", "a"}, {"b", "s2"}},
+                            {{"a", "s1"}, {"b", "s2"}, {"latency", "10ms"}}});
+  TempDir tmp;
+  const double n = 4, m = 1e6, alpha = 10e-3 + 2e-6;
+  for (const std::string fidelity : {"flow", "analytic"}) {
+    CAPTURE(fidelity);
+    json s = ring4(fidelity, "1us");
+    s["platform"] = {{"topology", "custom"}, {"workers", 4}, {"link", {{"bandwidth", "10Gbps"}, {"latency", "1us"}}},
+                     {"params", {{"nodes", nodes}, {"edges", edges}}}};
+    s["workload"]["synthetic"]["grad_bytes"] = "1MB";
+    s["training"]["bucketing"] = {{"bucket_bytes", "1MB"}, {"overlap", false}};
+    const auto r = run(tmp, fidelity, s);
+    CHECK(r.summary["iteration_time_s"].get<double>() ==
+          doctest::Approx(CALL + 2 * (n - 1) * (alpha + m / n / BW10)).epsilon(1e-9));
+  }
+}
