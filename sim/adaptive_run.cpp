@@ -31,6 +31,22 @@ const models::AlphaBeta& Context::resolution_ab(int iteration, double t) {
   return iteration_ab.try_emplace(iteration, network->at(t)).first->second;
 }
 
+const models::CollectiveGroup& Context::resolution_group(int iteration, double t) {
+  if (network->constant() || !group.network_cost) return group;
+  const double at = analytic() ? t : iteration_pick_s.try_emplace(iteration, t).first->second;
+  const auto& topo = network->traced_topology(at);
+  std::vector<double> values;
+  for (auto e : boost::make_iterator_range(boost::edges(topo.graph))) {
+    values.push_back(topo.graph[e].bandwidth_Bps);
+    values.push_back(topo.graph[e].latency_s);
+  }
+  auto& slot = traced_groups[values];
+  if (!slot)
+    slot = std::make_unique<models::CollectiveGroup>(make_collective_group(
+        topo, !stepwise(), scenario->platform.routing, scenario->seed, scenario->network.software));
+  return *slot;
+}
+
 void Context::note_collective(int iteration, const std::string& name) {
   if (iteration < records.first) throw std::logic_error(fmt::format("iteration {} ran a collective after it completed", iteration));
   auto& c = records.collectives[iteration];

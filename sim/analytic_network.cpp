@@ -139,6 +139,12 @@ const AnalyticNetwork::Segment& AnalyticNetwork::segment_at(double t) {
 
 const models::AlphaBeta& AnalyticNetwork::at(double t) { return segment_at(t).ab; }
 
+const platforms::Topology& AnalyticNetwork::traced_topology(double t) {
+  const Segment& seg = segment_at(t);
+  (void)evaluate(inside(seg.start, seg.end));  // sets the edges' values
+  return topology_;
+}
+
 double AnalyticNetwork::finish(double t0, double latency_s, double transfer_s) {
   const double beta0 = at(t0).beta_s_per_byte;
   double t = t0 + latency_s;

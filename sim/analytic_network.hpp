@@ -46,6 +46,8 @@ class AnalyticNetwork {
   /// When a collective that starts at `t0`, pays `latency_s` and then
   /// `transfer_s` of transfer at t0's bottleneck rate, ends.
   double finish(double t0, double latency_s, double transfer_s);
+  /// The platform with every traced link at its value at `t` (valid until the next call).
+  const platforms::Topology& traced_topology(double t);
   /// True when alpha and beta never change.
   [[nodiscard]] bool constant() const { return traces_.empty(); }
 

@@ -7,8 +7,9 @@
 
 namespace ddlsim::sim::detail {
 
-std::string collective_name(const Context& ctx, double bytes, const models::AlphaBeta& ab) {
-  auto name = ctx.scenario->training.collective_algorithm->resolved_name(ctx.group, bytes, ab);
+std::string collective_name(const Context& ctx, const models::CollectiveGroup& group, double bytes,
+                            const models::AlphaBeta& ab) {
+  auto name = ctx.scenario->training.collective_algorithm->resolved_name(group, bytes, ab);
   return name.empty() ? ctx.scenario->training.collective.name : name;
 }
 
@@ -42,8 +43,9 @@ double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState
     const models::Collective* chosen = memo.algorithm;
     if (!known) {
       const models::AlphaBeta pick = ctx.resolution_ab(item.iteration, start);
-      chosen = &coll.resolve(ctx.group, item.request.bytes, pick);
-      if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, item.request.bytes, pick));
+      const auto& group = ctx.resolution_group(item.iteration, start);
+      chosen = &coll.resolve(group, item.request.bytes, pick);
+      if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, group, item.request.bytes, pick));
     }
     const auto& algo = *chosen;
     if (!spans.empty()) {

@@ -67,7 +67,8 @@ std::vector<AnalyticSpan> concurrent_spans(Context& ctx, const std::vector<Queue
   for (const auto& item : pending) ready.push_back(arrival.at(static_cast<std::size_t>(item.request.bucket)));
   const auto spans = models::schedule_concurrent(ready, k, [&](std::size_t j, double start) {
     const auto& item = pending[j];
-    const auto& algo = coll.resolve(ctx.group, item.request.bytes, ctx.resolution_ab(item.iteration, start));
+    const auto& algo =
+        coll.resolve(ctx.resolution_group(item.iteration, start), item.request.bytes, ctx.resolution_ab(item.iteration, start));
     const CostTerms cost = cost_terms(algo, ctx.group, item.request.bytes, ctx.network->at(start));
     return models::ConcurrentCost{call_cost_s(ctx, algo) + cost.latency_s, cost.transfer_s};
   });

@@ -113,6 +113,10 @@ struct Context {
   std::map<int, AnalyticRound> rounds;               // analytic fidelity, by iteration
   std::unique_ptr<AdaptiveRun> adaptive;             // training.adaptive_compression
   std::map<int, models::AlphaBeta> iteration_ab;     // flow fidelity under link traces: "auto"'s network, by iteration
+  std::map<int, double> iteration_pick_s;            // ... and when it was taken
+  /// Under link traces on a platform with a contention estimate: a group per distinct set of link
+  /// values, its estimate pricing the links as they were then (resolution_group).
+  std::map<std::vector<double>, std::unique_ptr<models::CollectiveGroup>> traced_groups;
   std::vector<double> launch_wait_s;                 // per bucket: submit to launch (Horovod's cycle); empty: none
   const RunOptions* options = nullptr;
   const double* fiber_clock_s = nullptr;  // the fiber lane's clock (sim/fiber_lane.cpp); null: SimGrid's
@@ -155,6 +159,10 @@ struct Context {
   /// network at `t`; at flow fidelity the network when the first worker started one of the
   /// iteration's collectives (the same pick on every worker); without link traces, `ab`.
   const models::AlphaBeta& resolution_ab(int iteration, double t);
+  /// The group "auto" picks with at the same moment: `group`, or under link traces on a platform
+  /// with a contention estimate (not the uniform star) one whose estimate prices every link at its
+  /// traced value then (the closed forms alone would see only alpha and beta).
+  const models::CollectiveGroup& resolution_group(int iteration, double t);
   /// Records that `iteration` ran its gradient collective with `name` (worker 0's calls).
   void note_collective(int iteration, const std::string& name);
 };

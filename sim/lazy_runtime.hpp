@@ -13,7 +13,8 @@
 namespace ddlsim::sim::detail {
 
 /// The algorithm the scenario's collective runs for `bytes` ("auto": the one it picks).
-std::string collective_name(const Context& ctx, double bytes, const models::AlphaBeta& ab);
+std::string collective_name(const Context& ctx, const models::CollectiveGroup& group, double bytes,
+                            const models::AlphaBeta& ab);
 
 /// Analytic fidelity: worker `rank` posts its pending all-reduces' submit times into its
 /// iteration's round (the per-bucket latest arrival over all workers), before the rendezvous.

@@ -137,8 +137,9 @@ void comm_stream(Context& ctx, int rank, int slot) {
       if (req.group.empty()) {
         // "auto" picks its algorithm for this platform's alpha and beta (at this iteration).
         const models::AlphaBeta pick = ctx.resolution_ab(item.iteration, t0);
-        const auto& algo = coll.resolve(ctx.group, req.bytes, pick);
-        if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, req.bytes, pick));
+        const auto& group = ctx.resolution_group(item.iteration, t0);
+        const auto& algo = coll.resolve(group, req.bytes, pick);
+        if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, group, req.bytes, pick));
         // Every call pays its launch and handshake cost before its first message.
         if (const double call = call_cost_s(ctx, algo); call > 0) sg4::this_actor::sleep_for(call);
         TrafficCounters traffic;
