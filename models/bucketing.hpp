@@ -46,6 +46,9 @@ struct FusionPlan {
   std::vector<Bucket> buckets;
   std::vector<double> wait_s;
 };
-FusionPlan make_buckets_horovod(const Profile& profile, double threshold_bytes, double cycle_s, bool overlap);
+/// Horovod's tensor fusion (models/horovod_fusion.cpp): `allreduce_s` is one fused bucket's
+/// all-reduce (call cost included), which holds the coordinator's next cycle back.
+FusionPlan make_buckets_horovod(const Profile& profile, double threshold_bytes, double cycle_s, bool overlap,
+                                const std::function<double(double)>& allreduce_s);
 
 }  // namespace ddlsim::models

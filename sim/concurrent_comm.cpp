@@ -8,6 +8,16 @@
 
 namespace ddlsim::sim::detail {
 
+namespace {
+/// One call of the scenario's all-reduce of `bytes` on this platform's alpha and beta.
+std::function<double(double)> allreduce_cost(const Context& ctx) {
+  return [&ctx](double bytes) {
+    const auto& algo = ctx.scenario->training.collective_algorithm->resolve(ctx.group, bytes, ctx.ab);
+    return call_cost_s(ctx, algo) + algo.analytic_time_s(ctx.group, bytes, ctx.ab);
+  };
+}
+}  // namespace
+
 void plan_buckets(Context& ctx) {
   const auto& scenario = *ctx.scenario;
   const auto& spec = scenario.training.bucketing;
@@ -19,15 +29,13 @@ void plan_buckets(Context& ctx) {
       break;
     case BucketingPolicy::MGWFBP: {
       // MG-WFBP's cost model: one call of the scenario's all-reduce on this platform's alpha and beta.
-      const auto& coll = *scenario.training.collective_algorithm;
-      ctx.plan.buckets = models::make_buckets_mgwfbp(profile, [&ctx, &coll](double bytes) {
-        const auto& algo = coll.resolve(ctx.group, bytes, ctx.ab);
-        return call_cost_s(ctx, algo) + algo.analytic_time_s(ctx.group, bytes, ctx.ab);
-      });
+      ctx.plan.buckets = models::make_buckets_mgwfbp(profile, allreduce_cost(ctx));
       break;
     }
     case BucketingPolicy::HOROVOD: {
-      auto fused = models::make_buckets_horovod(profile, spec.fusion_threshold_bytes, spec.cycle_s, spec.overlap);
+      // The coordinator's next cycle waits for this one's collectives (models/horovod_fusion.cpp).
+      auto fused = models::make_buckets_horovod(profile, spec.fusion_threshold_bytes, spec.cycle_s, spec.overlap,
+                                                allreduce_cost(ctx));
       ctx.plan.buckets = std::move(fused.buckets);
       ctx.launch_wait_s = std::move(fused.wait_s);
       const auto& st = scenario.training.stragglers;
