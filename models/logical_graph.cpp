@@ -100,9 +100,17 @@ std::shared_ptr<const LogicalGraph> build_logical_graph(const GraphSpec& spec, i
     }
   }
   g->in_.resize(static_cast<std::size_t>(n));
+  // A ring's left and right (a torus's up and down, left and right) are one message each, even to
+  // the same worker, unless the spec asks for distinct neighbours (GraphSpec::distinct_neighbours).
+  const bool directions = (spec.kind == "ring" || spec.kind == "torus2d") && !spec.distinct_neighbours;
   for (int r = 0; r < n; ++r) {
     auto& out = g->out_[static_cast<std::size_t>(r)];
-    out = normalised(std::move(out), r);
+    if (directions) {
+      out.erase(std::remove(out.begin(), out.end(), r), out.end());
+      std::sort(out.begin(), out.end());
+    } else {
+      out = normalised(std::move(out), r);
+    }
     for (int peer : out) g->in_[static_cast<std::size_t>(peer)].push_back(r);  // ascending r: sorted
   }
   return g;

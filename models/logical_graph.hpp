@@ -41,6 +41,10 @@ struct GraphSpec {
   std::string kind = "ring";  // ring | torus2d | exponential | one_peer_exponential | random_matching | custom
   int rows = 0;               // torus2d only: 0 = the most square factorisation rows x cols of N with rows <= cols
   std::vector<std::pair<int, int>> edges;  // custom only: undirected edges between worker ranks
+  /// ring and torus2d: false (default) keeps both directions' neighbours even when they are the same
+  /// worker (a ring of 2, a torus of 2 rows or columns): one message to each, as D-PSGD's and
+  /// EventGraD's codes send to "left" and "right"; true sends once per distinct neighbour.
+  bool distinct_neighbours = false;
   std::string path;           // JSON path of the params object, for errors raised once N is known
 };
 

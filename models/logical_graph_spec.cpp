@@ -105,6 +105,7 @@ GraphSpec read_graph_spec(ObjectReader& params) {
     throw ConfigError(params.path_of("rows"),
                       fmt::format("\"rows\" applies only to graph \"torus2d\", not \"{}\"", excerpt(spec.kind)));
   }
+  spec.distinct_neighbours = params.boolean("distinct_neighbours", false);
   if (spec.kind == "custom") {
     spec.edges = read_edges(params.require("edges"), params.path_of("edges"));
   } else if (params.has("edges")) {

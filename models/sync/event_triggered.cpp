@@ -47,8 +47,8 @@ struct ThresholdParams {  // what the scenario gave, to compare with the trace
 
 class EventTriggered final : public SyncModel {
  public:
-  EventTriggered(DecisionSource source, ThresholdParams given, bool sequential)
-      : source_(std::move(source)), given_(std::move(given)), sequential_(sequential) {}
+  EventTriggered(DecisionSource source, ThresholdParams given, bool sequential, bool distinct)
+      : source_(std::move(source)), given_(std::move(given)), sequential_(sequential), distinct_(distinct) {}
 
   void bind(const SyncBinding& b) override {
     if (b.workers < 2)
@@ -65,6 +65,9 @@ class EventTriggered final : public SyncModel {
     const int r = rt.rank();
     const int left = (r + n - 1) % n;
     const int right = (r + 1) % n;
+    // Left and right, as the seed's code puts to both windows; at N = 2 they are one worker, which
+    // then gets both puts unless distinct_neighbours (docs/scenario.md, "Neighbours on a ring of 2").
+    const std::vector<int> peers = distinct_ && left == right ? std::vector<int>{left} : std::vector<int>{left, right};
     const auto tensors = static_cast<int>(bytes_.size());
     std::vector<CommHandle> puts;
     for (int it = 0; it < plan.iterations; ++it) {
@@ -73,7 +76,7 @@ class EventTriggered final : public SyncModel {
       std::int64_t sent = 0;
       for (int i = 0; i < tensors; ++i) {
         if (!fires(it, r, i)) continue;
-        for (int peer : {left, right}) {
+        for (int peer : peers) {
           const CommHandle h = rt.put(peer, bytes_[static_cast<std::size_t>(i)], i, it);
           if (sequential_) rt.wait(h);
           else puts.push_back(h);
@@ -84,11 +87,11 @@ class EventTriggered final : public SyncModel {
       puts.clear();
       // Averaging reads the newest values each neighbour put of every tensor: their age.
       for (int i = 0; i < tensors; ++i)
-        for (int peer : {left, right}) {
+        for (int peer : peers) {
           const auto got = rt.latest(peer, i);
           rt.record_neighbour_staleness(it - (got ? got->version : -1));
         }
-      rt.record_events(sent, 2 * static_cast<std::int64_t>(tensors));
+      rt.record_events(sent, static_cast<std::int64_t>(peers.size()) * tensors);
       if (plan.profile->optimizer_s > 0) rt.compute(plan.profile->optimizer_s, Phase::OPTIMIZER, "optimizer");
       rt.iteration_end(it);
     }
@@ -97,11 +100,16 @@ class EventTriggered final : public SyncModel {
   [[nodiscard]] bool uses_collective() const override { return false; }
   [[nodiscard]] bool synchronous() const override { return false; }
   [[nodiscard]] std::shared_ptr<const LogicalGraph> logical_graph(int workers, std::uint64_t seed) const override {
-    return workers >= 2 ? build_logical_graph(GraphSpec{}, workers, seed) : nullptr;
+    GraphSpec ring;
+    ring.distinct_neighbours = distinct_;
+    return workers >= 2 ? build_logical_graph(ring, workers, seed) : nullptr;
   }
   [[nodiscard]] std::string events_unit() const override { return "tensor put to one neighbour"; }
   [[nodiscard]] nlohmann::json settings() const override {
-    nlohmann::json j{{"graph", "ring"}, {"puts", sequential_ ? "sequential" : "concurrent"}, {"decisions", source_.surrogate ? "surrogate" : "trace"}};
+    nlohmann::json j{{"graph", "ring"},
+                     {"puts", sequential_ ? "sequential" : "concurrent"},
+                     {"decisions", source_.surrogate ? "surrogate" : "trace"},
+                     {"distinct_neighbours", distinct_}};
     if (trace_) {
       const auto& t = trace_->algorithm.trigger;
       j["threshold"] = t.adaptive ? "adaptive" : "constant";
@@ -172,6 +180,7 @@ class EventTriggered final : public SyncModel {
   DecisionSource source_;
   ThresholdParams given_;
   bool sequential_;
+  bool distinct_;  // one put per distinct neighbour (a ring of 2: one, not left and right)
   std::shared_ptr<const TrainingTrace> trace_;
   int workers_ = 0;
   std::vector<double> bytes_;  // per message (tensor or layer)
@@ -196,5 +205,7 @@ DDLSIM_REGISTER(ddlsim::models::SyncModel, "event_triggered",
                   if (params.has("initial_comm_passes"))
                     given.initial_comm_passes = static_cast<int>(params.integer("initial_comm_passes", 30, 0, 1'000'000'000));
                   const bool sequential = params.choice("puts", {"sequential", "concurrent"}, "sequential") == "sequential";
-                  return std::make_unique<ddlsim::models::EventTriggered>(std::move(source), std::move(given), sequential);
+                  const bool distinct = params.boolean("distinct_neighbours", false);
+                  return std::make_unique<ddlsim::models::EventTriggered>(std::move(source), std::move(given), sequential,
+                                                                          distinct);
                 })

@@ -65,7 +65,9 @@ class Gossip final : public SyncModel {
     return build_logical_graph(graph_, workers, seed);
   }
   [[nodiscard]] nlohmann::json settings() const override {
-    nlohmann::json j{{"graph", graph_.kind}, {"variant", asynchronous_ ? "asynchronous" : "synchronous"}};
+    nlohmann::json j{{"graph", graph_.kind},
+                     {"variant", asynchronous_ ? "asynchronous" : "synchronous"},
+                     {"distinct_neighbours", graph_.distinct_neighbours}};
     if (graph_.kind == "torus2d" && graph_.rows > 0) j["rows"] = graph_.rows;
     return j;
   }

@@ -55,14 +55,16 @@ double circulant_gap(int n, const std::vector<std::pair<int, double>>& offsets) 
   return 1 - second;
 }
 
-/// out/in peers sorted, unique, never the rank itself, and j in out(i) iff i in in(j).
+/// out/in peers sorted, never the rank itself, and j in out(i) iff i in in(j); unique but on a ring
+/// or torus, whose directions keep one message each (two to the same worker on a ring of 2).
 void check_consistent(const LogicalGraph& g, int round) {
+  const bool directions = g.kind() == "ring" || g.kind() == "torus2d";
   const int n = g.workers();
   std::vector<std::set<int>> in(static_cast<std::size_t>(n)), out_inverse(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     for (const auto& peers : {g.out_peers(i, round), g.in_peers(i, round)}) {
       CHECK(std::is_sorted(peers.begin(), peers.end()));
-      CHECK(std::adjacent_find(peers.begin(), peers.end()) == peers.end());
+      if (!directions) CHECK(std::adjacent_find(peers.begin(), peers.end()) == peers.end());
       CHECK(std::find(peers.begin(), peers.end(), i) == peers.end());
       for (int p : peers) CHECK((p >= 0 && p < n));
     }
@@ -104,7 +106,20 @@ TEST_CASE("logical graph: in and out peers are consistent for every kind and siz
 TEST_CASE("logical graph: ring peers and the spectral gap with weights 1/3") {
   CHECK(make("ring", 5)->out_peers(0, 0) == std::vector<int>{1, 4});
   CHECK(make("ring", 5)->in_peers(3, 9) == std::vector<int>{2, 4});
-  CHECK(make("ring", 2)->out_peers(1, 0) == std::vector<int>{0});
+  // A ring of 2: left and right are the same worker, sent to twice (D-PSGD's and EventGraD's codes),
+  // and its mixing row weighs it 2/3; with distinct_neighbours, once.
+  CHECK(make("ring", 2)->out_peers(1, 0) == std::vector<int>{0, 0});
+  CHECK(make("ring", 2)->in_peers(0, 0) == std::vector<int>{1, 1});
+  {
+    GraphSpec distinct;
+    distinct.distinct_neighbours = true;
+    CHECK(build_logical_graph(distinct, 2, 1)->out_peers(1, 0) == std::vector<int>{0});
+    CHECK(build_logical_graph(distinct, 3, 1)->out_peers(1, 0) == std::vector<int>{0, 2});
+    CHECK(make("ring", 3)->out_peers(1, 0) == std::vector<int>{0, 2});
+    // W = [[1/3, 2/3], [2/3, 1/3]]: eigenvalues 1 and -1/3, gap 2/3; distinct: [[1/2, 1/2], ...], gap 1.
+    CHECK(*spectral_gap(*make("ring", 2), 1).value == doctest::Approx(2.0 / 3).epsilon(1e-12));
+    CHECK(*spectral_gap(*build_logical_graph(distinct, 2, 1), 1).value == doctest::Approx(1.0).epsilon(1e-12));
+  }
   CHECK(make("ring", 1)->out_peers(0, 0).empty());
   for (int n : {3, 4, 5, 8, 9, 16, 17, 100}) {
     CAPTURE(n);
@@ -239,10 +254,10 @@ TEST_CASE("logical graph: torus2d neighbours and refusals") {
   for (int i = 0; i < 16; ++i) CHECK(g->out_peers(i, 0).size() == 4);
   CHECK(g->out_peers(0, 0) == std::vector<int>{1, 3, 4, 12});
   CHECK(g->out_peers(5, 0) == std::vector<int>{1, 4, 6, 9});
-  auto flat = make("torus2d", 6, 2);  // 2 x 3: up and down are the same rank
-  for (int i = 0; i < 6; ++i) CHECK(flat->out_peers(i, 0).size() == 3);
-  CHECK(flat->out_peers(0, 0) == std::vector<int>{1, 2, 3});
-  CHECK(flat->out_peers(4, 0) == std::vector<int>{1, 3, 5});
+  auto flat = make("torus2d", 6, 2);  // 2 x 3: up and down are the same rank, one message each
+  for (int i = 0; i < 6; ++i) CHECK(flat->out_peers(i, 0).size() == 4);
+  CHECK(flat->out_peers(0, 0) == std::vector<int>{1, 2, 3, 3});
+  CHECK(flat->out_peers(4, 0) == std::vector<int>{1, 1, 3, 5});
   // rows = 0: the most square grid with rows <= cols.
   CHECK(make("torus2d", 12)->rows() == 3);
   CHECK(make("torus2d", 16)->rows() == 4);

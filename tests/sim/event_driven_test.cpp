@@ -352,3 +352,39 @@ TEST_CASE("event_triggered surrogate: the trace's initial passes, then its fitte
   REQUIRE_MESSAGE(all.exit_code == 0, all.err);
   CHECK(all.summary["events"]["saved"] == 0);
 }
+
+TEST_CASE("rings of 2 and 3: event_triggered and gossip follow one rule, left and right, or distinct neighbours") {
+  // Threshold 0 and concurrent puts: every tensor to left and right every iteration. At N = 2 both
+  // are the one other worker: two puts of each tensor (the seed's code puts to both windows), as
+  // gossip sends its model twice; with distinct_neighbours, once. At N = 3 the rule changes nothing.
+  TempDir tmp;
+  const int layers = 2, its = 2;
+  const double grad = 2e6;
+  for (const auto& [n, distinct] : {std::pair{2, false}, std::pair{2, true}, std::pair{3, false}, std::pair{3, true}}) {
+    CAPTURE(n);
+    CAPTURE(distinct);
+    const json algo = {{"name", "event_triggered"}, {"threshold", "constant"}, {"value", 0}, {"initial_comm_passes", 0}};
+    const auto tr = trace(algo, std::vector<std::int64_t>(layers, 500'000), flat_norms(its, n, layers, 0.0),
+                          flags(its, n, layers, [](int) { return 1; }));
+    const std::string name = fmt::format("n{}{}", n, distinct);
+    const auto ev = run(tmp, name + "ev",
+                        scenario(n, layers, grad, its,
+                                 event_sync(name + "ev_trace.json", {{"puts", "concurrent"}, {"distinct_neighbours", distinct}})),
+                        tr);
+    REQUIRE_MESSAGE(ev.exit_code == 0, ev.err);
+    const auto go = run(tmp, name + "go",
+                        scenario(n, layers, grad, its, {{"name", "gossip"}, {"params", {{"distinct_neighbours", distinct}}}}), tr);
+    REQUIRE_MESSAGE(go.exit_code == 0, go.err);
+    const int peers = n == 2 && distinct ? 1 : 2;
+    CHECK(ev.summary["comm_bytes_per_iteration"].get<double>() == doctest::Approx(n * peers * layers * grad).epsilon(1e-12));
+    CHECK(go.summary["comm_bytes_per_iteration"].get<double>() == doctest::Approx(n * peers * layers * grad).epsilon(1e-12));
+    CHECK(ev.summary["events"]["always_send_baseline"].get<double>() ==
+          doctest::Approx(static_cast<double>(its) * n * peers * layers).epsilon(1e-12));
+    // The same bytes through the same uplink at the same time: the same iteration times.
+    const double expected = layers * (FWD + BWD) + OPT + 2 * LAT + peers * layers * grad / BW;
+    for (std::size_t i = 0; i < ev.rows.size(); ++i) {
+      CHECK(std::stod(ev.rows[i][4]) == doctest::Approx(expected).epsilon(1e-9));
+      CHECK(std::stod(go.rows[i][4]) == doctest::Approx(expected).epsilon(1e-9));
+    }
+  }
+}

@@ -99,7 +99,7 @@ std::vector<double> ends(const TempDir& tmp, const std::string& name, const json
 double iteration_end(const Trace& trace, const std::string& sync, double start, double compute_s) {
   const double t = start + compute_s;
   if (sync == "ps") return trace.finish(trace.finish(t, M), M);       // push 200 MB, then pull 200 MB
-  if (sync == "gossip") return trace.finish(t, M);                    // the model to the one neighbour
+  if (sync == "gossip") return trace.finish(t, 2 * M);  // the model to left and right: the one other worker, twice
   return trace.finish(trace.finish(t + CALL, M / 2), M / 2);          // ring, N = 2: two steps of M / N
 }
 

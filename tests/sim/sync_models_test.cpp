@@ -150,10 +150,15 @@ TEST_CASE("local_sgd sends 1/H of bsp's bytes per iteration after its warm-up") 
 
 TEST_CASE("gossip on a ring over a star: compute, then the model to both neighbours through one uplink") {
   TempDir tmp;
-  for (int n : {2, 3, 6}) {
+  for (const auto& [n, distinct] : {std::pair{2, false}, std::pair{2, true}, std::pair{3, false}, std::pair{3, true},
+                                    std::pair{6, false}}) {
     CAPTURE(n);
-    const auto r = run(tmp, fmt::format("ring{}", n), star(n, {{"name", "gossip"}}, 3));
-    const int peers = n == 2 ? 1 : 2;
+    CAPTURE(distinct);
+    const auto r = run(tmp, fmt::format("ring{}{}", n, distinct),
+                       star(n, {{"name", "gossip"}, {"params", {{"distinct_neighbours", distinct}}}}, 3));
+    // Left and right: two models per worker, also at N = 2 where both are the one other worker
+    // (D-PSGD's code sends twice); with distinct_neighbours one there.
+    const int peers = n == 2 && distinct ? 1 : 2;
     // Each worker's uplink carries `peers` flows and its downlink receives `peers`: each flow
     // gets BW / peers; path latency = two links.
     const double expected = COMPUTE + 2 * LAT + peers * MODEL / BW;
@@ -217,7 +222,8 @@ TEST_CASE("asynchronous gossip does not wait for neighbours and records how old 
   for (const auto& row : r.rows) CHECK(row.duration_s == doctest::Approx(COMPUTE).epsilon(1e-12));
   CHECK(r.summary["neighbour_staleness"]["count"] == 6 * 4 * 2);
   CHECK(r.summary["neighbour_staleness"]["histogram"] == json::array({{{"iterations", 1}, {"count", 6 * 4 * 2}}}));
-  CHECK(r.summary["sync_settings"] == json{{"graph", "ring"}, {"variant", "asynchronous"}});
+  CHECK(r.summary["sync_settings"] ==
+        json{{"graph", "ring"}, {"variant", "asynchronous"}, {"distinct_neighbours", false}});
 }
 
 TEST_CASE("gossip refuses a collective, and graphs its workers cannot form") {
