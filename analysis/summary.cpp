@@ -235,10 +235,10 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["collective_granularity"] =
       sc.network.fidelity == sim::Fidelity::ANALYTIC ? "closed_form" : sim::to_string(sc.network.granularity);
   j["collective_call_cost_s"] = sc.network.collective_call_s;
-  // The library's software costs apply to the collectives' messages (both fidelities), not to
-  // parameter-server pushes and pulls or point-to-point messages, which stay alpha-beta flows.
+  // The library's overheads and handshakes apply to the collectives' messages (both fidelities);
+  // its protocol efficiency to every message, pushes, pulls and point-to-point ones too.
   j["software"] = models::to_json(sc.network.software ? *sc.network.software : models::SoftwareCost{});
-  j["software"]["applies_to"] = "collectives";
+  j["software"]["applies_to"] = "collectives; protocol_efficiency: every message";
   // Parameter-server pushes and pulls are point-to-point flows at every fidelity
   // (the server's NIC is what they study); say so where the rest is analytic.
   if (sc.training.sync_model->uses_servers()) j["push_pull_fidelity"] = "flow";
