@@ -32,22 +32,28 @@ platforms::LinkConfigurator link_traces(const NetworkSpec& net, const platforms:
   if (net.link_traces.empty()) return {};
   return [&net, &g, counter = 0](const platforms::Edge& e, sg4::Link* link) mutable {
     const auto& edge = g[e];
+    // A later entry that names this link (or every link) replaces an earlier one's series, as at
+    // analytic fidelity (sim/analytic_network.cpp): SimGrid takes one profile per link and property.
+    const LinkTrace* bandwidth = nullptr;
+    const LinkTrace* latency = nullptr;
     for (const auto& trace : net.link_traces) {
       if (!trace.links.empty() && std::find(trace.links.begin(), trace.links.end(), edge.name) == trace.links.end())
         continue;
-      if (!trace.bandwidth_Bps.empty()) {
-        // SimGrid 3.32 applies profile values as absolute bandwidths (in payload units per second).
-        std::string text;
-        for (const auto& [t, bw] : trace.bandwidth_Bps) text += fmt::format("{} {}\n", t, bw * BYTE_SCALE);
-        link->set_bandwidth_profile(
-            simgrid::kernel::profile::ProfileBuilder::from_string(fmt::format("bw-{}", counter++), text, trace.period_s));
-      }
-      if (!trace.latency_s.empty()) {
-        std::string text;
-        for (const auto& [t, lat] : trace.latency_s) text += fmt::format("{} {}\n", t, lat);
-        link->set_latency_profile(
-            simgrid::kernel::profile::ProfileBuilder::from_string(fmt::format("lat-{}", counter++), text, trace.period_s));
-      }
+      if (!trace.bandwidth_Bps.empty()) bandwidth = &trace;
+      if (!trace.latency_s.empty()) latency = &trace;
+    }
+    if (bandwidth != nullptr) {
+      // SimGrid 3.32 applies profile values as absolute bandwidths (in payload units per second).
+      std::string text;
+      for (const auto& [t, bw] : bandwidth->bandwidth_Bps) text += fmt::format("{} {}\n", t, bw * BYTE_SCALE);
+      link->set_bandwidth_profile(simgrid::kernel::profile::ProfileBuilder::from_string(
+          fmt::format("bw-{}", counter++), text, bandwidth->period_s));
+    }
+    if (latency != nullptr) {
+      std::string text;
+      for (const auto& [t, lat] : latency->latency_s) text += fmt::format("{} {}\n", t, lat);
+      link->set_latency_profile(simgrid::kernel::profile::ProfileBuilder::from_string(
+          fmt::format("lat-{}", counter++), text, latency->period_s));
     }
   };
 }

@@ -175,3 +175,23 @@ TEST_CASE("bandwidth traces with the tcp network model are refused") {
         "flow by its TCP window from the latency at its start and by the route's bandwidth at its start, which a later "
         "bandwidth change does not lift; use \"ideal\" or \"calibrated\"\n");
 }
+
+TEST_CASE("two trace entries on one link: the later one holds, at both fidelities (SimGrid takes one profile)") {
+  // Every link at 1 Gbps, then both links named at 5 Gbps; latency 1 ms, then 2 ms on every link:
+  // the later entries hold (alpha = 4 ms), so the ring's two steps of 100 MB take 4 ms + 0.16 s each.
+  TempDir tmp;
+  for (const std::string fidelity : {"flow", "analytic"}) {
+    CAPTURE(fidelity);
+    json s = scenario(fidelity, Trace{}, "ring", 0, 1);
+    s["network"]["link_traces"] = json::parse(R"([
+      {"bandwidth": [[0, "1Gbps"]]},
+      {"links": ["worker-0<->switch-0", "worker-1<->switch-0"], "bandwidth": [[0, "5Gbps"]]},
+      {"latency": [[0, "1ms"]]},
+      {"latency": [[0, "2ms"]]}])");
+    const std::string file = tmp.write(fidelity + ".json", s.dump());
+    const auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", file, tmp.file(fidelity)));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    const auto summary = json::parse(ddlsim::test::slurp(tmp.path() / fidelity / "summary.json"));
+    CHECK(summary["iteration_time_s"].get<double>() == doctest::Approx(CALL + 2 * (4e-3 + M / 2 / (5 * GBPS))).epsilon(1e-9));
+  }
+}
