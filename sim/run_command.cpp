@@ -24,11 +24,14 @@ struct StoppedBeforeRun {};
 /// --estimate: the estimate is printed instead of running.
 struct EstimateOnly {};
 
+}  // namespace
+
 nlohmann::json estimate_json(const WorkEstimate& e, const MachineLimits& limits) {
   nlohmann::json terms = nlohmann::json::array();
   for (const auto& t : e.terms)
     terms.push_back({{"what", t.what}, {"path", t.path}, {"wall_s", t.wall_s}, {"memory_bytes", t.memory_bytes}});
   nlohmann::json j{{"iterations", e.iterations},
+                   {"unit", e.unit},
                    {"events", e.events},
                    {"events_per_iteration", e.events_per_iteration},
                    {"flows", e.flows},
@@ -51,7 +54,10 @@ nlohmann::json estimate_json(const WorkEstimate& e, const MachineLimits& limits)
   return j;
 }
 
-}  // namespace
+void check_out_option(const CLI::Option* option, const std::string& value, const std::string& without) {
+  if (option->count() > 0 && value.empty())
+    throw ConfigError(option->get_name(), fmt::format("expected a path, got an empty string (without the option: {})", without));
+}
 
 RunCommand::RunCommand(CLI::App& app) {
   command_ = app.add_subcommand("run", "simulate a scenario; write summary.json, iterations.csv, links.csv, timeline.json");

@@ -13,7 +13,6 @@
 namespace ddlsim::sim {
 namespace {
 
-constexpr int MAX_WORKERS = 1'000'000;
 /// A straggler's compute-time factor (speed_factors, slow[].factor, and their product per rank).
 constexpr double MIN_SPEED_FACTOR = 1e-6;
 constexpr double MAX_SPEED_FACTOR = 1e6;
@@ -173,12 +172,8 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     s.platform.graph = builder->build(request);
     platforms::check_connected(s.platform.graph, "/platform/params");
     check_link_ranges(s.platform.graph, "/platform/params");
-    if (const int g = s.platform.graph.gpus_per_node; g > 0 && s.platform.workers % g != 0)
-      throw ConfigError("/platform/params/gpus_per_node",
-                        fmt::format("{} GPUs per node{} do not divide the {} workers (nodes fill in rank order: the "
-                                    "last would hold {}); give a gpus_per_node that divides them",
-                                    g, params.contains("gpus_per_node") ? "" : " (the default)", s.platform.workers,
-                                    s.platform.workers % g));
+    check_gpus_per_node(s.platform.graph, s.platform.workers, params.is_object() && params.contains("gpus_per_node"),
+                        "/platform/params/gpus_per_node");
   }
 
   {  // network
