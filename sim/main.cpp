@@ -70,7 +70,7 @@ int run_cli(int argc, char** argv) {
   auto* platform = app.add_subcommand("platform", "build a scenario's topology and describe it");
   platform->add_option("scenario", scenario_file, "scenario JSON file")->required();
   platform->add_option("--set", overrides, "override a field before validation: PATH=VALUE")->expected(1)->take_all();
-  platform->add_option("--dot", dot_file, "write the topology as Graphviz DOT to this file");
+  auto* dot_opt = platform->add_option("--dot", dot_file, "write the topology as Graphviz DOT to this file");
   bool list_links = false;
   platform->add_flag("--links", list_links, "list every link: name, bandwidth, latency");
 
@@ -134,6 +134,7 @@ int run_cli(int argc, char** argv) {
 
   if (collectives.parsed()) return collectives.run(engine_args);
 
+  if (platform->parsed()) ddlsim::sim::check_out_option(dot_opt, dot_file, "no DOT file is written");
   const ddlsim::sim::Scenario scenario = ddlsim::sim::load_scenario(scenario_file, overrides);
 
   if (validate->parsed()) {

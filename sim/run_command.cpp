@@ -65,7 +65,7 @@ RunCommand::RunCommand(CLI::App& app) {
   command_->add_option("--set", overrides_, "override a field before validation: PATH=VALUE (dotted or /json/pointer)")
       ->expected(1)
       ->take_all();
-  command_->add_option("--out", out_dir_, "output directory (default: the scenario's output.dir)");
+  out_option_ = command_->add_option("--out", out_dir_, "output directory (default: the scenario's output.dir)");
   command_->add_flag("--quiet,-q", quiet_, "print neither the results table nor (without --progress) the progress");
   progress_option_ = command_->add_option(
       "--progress", progress_,
@@ -84,6 +84,7 @@ RunCommand::RunCommand(CLI::App& app) {
 
 int RunCommand::run(const std::vector<std::string>& engine_args) const {
   install_stop_handlers(StopMode::GRACEFUL);
+  check_out_option(out_option_, out_dir_, "the scenario's output.dir");
   const Scenario scenario = load_scenario(scenario_file_, overrides_);
   const bool out_given = !out_dir_.empty();
   analysis::OutputDir dir(out_given ? out_dir_ : scenario.output.dir, out_given ? "--out" : "/output/dir", scenario_file_);

@@ -25,6 +25,7 @@ class RunCommand {
  private:
   CLI::App* command_ = nullptr;
   CLI::Option* progress_option_ = nullptr;
+  CLI::Option* out_option_ = nullptr;
   std::string scenario_file_, out_dir_, progress_ = "auto", max_time_, max_memory_;
   std::vector<std::string> overrides_;
   bool quiet_ = false;

@@ -146,6 +146,11 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
   Scenario s;
   s.document = doc;
   ObjectReader root(doc, "");
+  // A section given as null is refused like any other non-object (leave it out for its defaults);
+  // network and sweep are read through find(), which would take null for an absent section.
+  for (const char* section : {"platform", "network", "workload", "training", "output", "sweep"})
+    if (const auto it = doc.find(section); it != doc.end() && it->is_null())
+      throw ConfigError(pointer_append("", section), "expected an object, got null");
   s.name = read_name(root);
   s.description = root.string("description", "");
   s.seed = static_cast<std::uint64_t>(root.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
@@ -219,6 +224,10 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
 
   {  // workload
     ObjectReader w = root.object("workload");
+    for (const char* key : {"profile", "synthetic"})
+      if (const json* v = w.find(key); v != nullptr && v->is_null())
+        throw ConfigError(w.path_of(key), fmt::format("expected {}, got null (give \"profile\" or \"synthetic\")",
+                                                      key == std::string("profile") ? "a profile file name" : "an object"));
     const bool has_profile = w.has("profile");
     const bool has_synthetic = w.has("synthetic");
     if (has_profile == has_synthetic)
@@ -226,7 +235,11 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
                                                  : "missing workload: give \"profile\" (a profile file) or \"synthetic\"" +
                                                        w.misspelling_hint("profile") + w.misspelling_hint("synthetic"));
     if (has_profile) {
-      s.workload.profile_file = resolve_beside(w.required_string("profile"), base_dir);
+      const std::string profile = w.required_string("profile");
+      if (profile.empty())
+        throw ConfigError(w.path_of("profile"), "expected the file name of a profile (docs/profiles.md; e.g. "
+                                                "\"profiles/resnet50.json\"), got an empty string");
+      s.workload.profile_file = resolve_beside(profile, base_dir);
       s.workload.profile = models::load_profile_file(s.workload.profile_file, "/workload/profile");
     } else {
       ObjectReader syn = w.object("synthetic");
