@@ -6,6 +6,8 @@
 #include "analysis/summary.hpp"
 #include "models/error.hpp"
 #include "models/units.hpp"
+#include "sim/actor_capacity.hpp"
+#include "sim/fiber_lane.hpp"
 #include "sim/progress.hpp"
 #include "sim/run_control.hpp"
 #include "sim/scenario.hpp"
@@ -23,6 +25,20 @@ namespace {
 struct StoppedBeforeRun {};
 /// --estimate: the estimate is printed instead of running.
 struct EstimateOnly {};
+
+/// Parameter servers whose SimGrid actors cannot fit are refused at their own path, before the
+/// engine exists (EngineSession::reserve_actors refuses the workers' when they are the larger
+/// demand, and turns guard pages off when only that makes the actors fit).
+void check_server_actors(const Scenario& s) {
+  if (s.platform.parameter_servers == 0 || detail::fiber_lane_applies(s)) return;
+  const bool collective_servers =
+      s.training.collective_algorithm->uses_servers() && s.network.fidelity != Fidelity::ANALYTIC;
+  const ActorDemand workers{"/platform/workers", "workers", s.platform.workers, 1L + s.training.bucketing.max_inflight};
+  const ActorDemand servers{"/platform/parameter_servers", "parameter servers", s.platform.parameter_servers,
+                            (s.training.sync_model->uses_servers() ? 1L : 0L) + (collective_servers ? 1L : 0L)};
+  if (servers.count * servers.per_each > workers.count * workers.per_each)
+    check_actor_room(workers, servers, "");
+}
 
 }  // namespace
 
@@ -86,7 +102,8 @@ int RunCommand::run(const std::vector<std::string>& engine_args) const {
   install_stop_handlers(StopMode::GRACEFUL);
   check_out_option(out_option_, out_dir_, "the scenario's output.dir");
   const Scenario scenario = load_scenario(scenario_file_, overrides_);
-  const bool out_given = !out_dir_.empty();
+  check_server_actors(scenario);
+  const bool out_given = out_option_->count() > 0;
   analysis::OutputDir dir(out_given ? out_dir_ : scenario.output.dir, out_given ? "--out" : "/output/dir", scenario_file_);
   const ProgressStyle style = progress_option_->count() > 0 || !quiet_ ? parse_progress_style(progress_, "--progress")
                                                                        : ProgressStyle::NONE;
