@@ -33,13 +33,6 @@ namespace {
 constexpr int EXIT_BAD_INPUT = 2;
 constexpr int EXIT_INTERNAL = 1;
 
-template <class Interface>
-void list_registry(const std::string& title) {
-  fmt::print("{}:\n", title);
-  for (const auto* entry : ddlsim::Registry<Interface>::instance().entries())
-    fmt::print("  {:<22} {}\n", entry->name, entry->description);
-}
-
 int run_cli(int argc, char** argv) {
   // Split SimGrid's flags from ours.
   std::vector<std::string> engine_args;
@@ -65,7 +58,8 @@ int run_cli(int argc, char** argv) {
   validate->add_option("scenario", scenario_file, "scenario JSON file")->required();
   validate->add_option("--set", overrides, "override a field before validation: PATH=VALUE")->expected(1)->take_all();
 
-  auto* list = app.add_subcommand("list", "list every registered topology, sync model, collective and compressor");
+  auto* list = app.add_subcommand("list", "list every name a scenario can give: topologies, sync models, collectives, "
+                                          "compressors, software presets, bucketing policies, graphs, routings, ...");
 
   auto* platform = app.add_subcommand("platform", "build a scenario's topology and describe it");
   platform->add_option("scenario", scenario_file, "scenario JSON file")->required();
@@ -108,10 +102,7 @@ int run_cli(int argc, char** argv) {
   }
 
   if (list->parsed()) {
-    list_registry<ddlsim::platforms::TopologyBuilder>("topologies");
-    list_registry<ddlsim::models::SyncModel>("sync models");
-    list_registry<ddlsim::models::Collective>("collectives");
-    list_registry<ddlsim::models::Compressor>("compressors");
+    ddlsim::sim::print_lists();
     return 0;
   }
 

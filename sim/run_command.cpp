@@ -93,6 +93,9 @@ RunCommand::RunCommand(CLI::App& app) {
   command_->add_option("--max-memory", max_memory_,
                        "refuse runs estimated to need more memory than this (default: what the machine has available): "
                        "8GiB, 500MB, ...");
+  command_->add_flag("--every-worker", every_worker_,
+                     "simulate every worker one by one, not one per class of identical workers (the outputs are the "
+                     "same; slower: for checking the classes, docs/architecture.md)");
   command_->add_flag("--force", force_,
                      "run even when the work estimate exceeds the memory available, the free disk space or the "
                      "--max-time limit");
@@ -115,6 +118,7 @@ int RunCommand::run(const std::vector<std::string>& engine_args) const {
   options.progress = [&progress](int done, int, double simulated_s) { progress.update(done, simulated_s); };
   options.stop_requested = [] { return stop_signal() != 0; };
   options.phase = [&progress](const char* what) { progress.phase(what); };
+  options.every_worker = every_worker_;
   MachineLimits limits = machine_limits(dir.dir());
   if (!max_time_.empty()) {
     limits.wall_s = units::cli_time_s(max_time_, "--max-time");
@@ -125,7 +129,7 @@ int RunCommand::run(const std::vector<std::string>& engine_args) const {
     limits.memory_given = true;
   }
   options.before_run = [&](const WorkPlan& plan) {
-    const WorkEstimate estimate = estimate_work(plan);
+    const WorkEstimate estimate = estimate_work(WorkPlan{plan.scenario, plan.plan, plan.group, plan.ab, every_worker_});
     if (estimate_) {
       fmt::print("{}\n", estimate_json(estimate, limits).dump(2));
       throw EstimateOnly{};

@@ -31,6 +31,7 @@ class RunCommand {
   bool quiet_ = false;
   bool force_ = false;
   bool estimate_ = false;
+  bool every_worker_ = false;
 };
 
 /// --estimate: every term of `estimate`, the limits, and the refusal check_work would make (or null).

@@ -222,6 +222,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     }
   }
 
+  std::string synthetic_scaling;  // the path of a synthetic workload's batch_scaling
   {  // workload
     ObjectReader w = root.object("workload");
     for (const char* key : {"profile", "synthetic"})
@@ -249,8 +250,9 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     s.workload.iterations = static_cast<int>(w.integer("iterations", 10, 1, 1'000'000));
     s.workload.batch_size = w.integer("batch_size", s.workload.profile.batch_size, 1, std::numeric_limits<std::int64_t>::max());
     const bool linear = w.choice("batch_scaling", {"none", "linear"}, "none") == "linear";
-    if (!has_profile && w.has("batch_scaling"))
-      throw ConfigError(w.path_of("batch_scaling"), "only with a \"profile\": a synthetic workload's times are given per batch_size");
+    // A synthetic workload's times are given at batch_size: scaling applies only to another batch
+    // a sync model computes (crossbow's k x batch_size), checked once the model is known.
+    if (!has_profile && w.has("batch_scaling")) synthetic_scaling = w.path_of("batch_scaling");
     s.workload.batch_extrapolation = linear;
     if (has_profile) {
       s.workload.batch_scaled = !s.workload.profile.covers(s.workload.batch_size);
@@ -295,6 +297,12 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     // What each worker computes per iteration (crossbow: its learners' batches as one).
     s.workload.worker = s.training.sync_model->worker_workload(s.workload.profile, s.workload.batch_size,
                                                                s.workload.batch_extrapolation);
+    if (!synthetic_scaling.empty() &&
+        (!s.workload.batch_extrapolation || s.workload.worker.profile.batch_size == s.workload.batch_size))
+      throw ConfigError(synthetic_scaling,
+                        "only with a \"profile\", or \"linear\" where the sync model computes another batch than "
+                        "batch_size (crossbow with learners_per_gpu > 1: its k x batch_size, scaled per sample): a "
+                        "synthetic workload's times are given per batch_size");
     s.training.graph = s.training.sync_model->logical_graph(s.platform.workers, s.seed);  // ConfigError if N cannot form it
     s.training.collective_algorithm =
         create_plugin<models::Collective>(s.training.collective, "/training/collective", "collective");

@@ -95,7 +95,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
   const std::string workers_path = servers > n ? "/platform/parameter_servers" : "/platform/workers";
   // The fiber lane simulates `simulated` workers (one per class of identical workers where it can).
   const bool fibers = detail::fiber_lane_applies(s);
-  const auto classes = fibers ? detail::worker_classes(s) : nullptr;
+  const auto classes = fibers && !w.every_worker ? detail::worker_classes(s) : nullptr;
   const double simulated = classes ? static_cast<double>(classes->simulated().size()) : n;
   e.simulated_workers = simulated;
 

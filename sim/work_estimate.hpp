@@ -23,6 +23,8 @@ struct WorkPlan {
   const models::TrainingPlan& plan;
   const models::CollectiveGroup& group;
   const models::AlphaBeta& ab;
+  /// RunOptions::every_worker (--every-worker): no classes of identical workers.
+  bool every_worker = false;
 };
 
 /// One term of the estimate, and the JSON path that scales it (named when it makes a run too big).
