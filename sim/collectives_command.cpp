@@ -9,7 +9,7 @@
 #include "platforms/routing.hpp"
 #include "sim/collective_compare.hpp"
 #include "sim/compare_estimate.hpp"
-#include "sim/run_command.hpp"
+#include "sim/estimate_options.hpp"
 #include "sim/scenario.hpp"
 #include "sim/work_estimate.hpp"
 
@@ -17,12 +17,6 @@
 #include <limits>
 
 namespace ddlsim::sim {
-namespace {
-
-/// --estimate: the estimate is printed instead of comparing.
-struct EstimateOnly {};
-
-}  // namespace
 
 CollectivesCommand::CollectivesCommand(CLI::App& app) {
   auto* c = command_ = app.add_subcommand("collectives", "compare every collective algorithm for one N, M, bandwidth, latency");
@@ -62,13 +56,7 @@ CollectivesCommand::CollectivesCommand(CLI::App& app) {
   c->add_option("--params", params_, "algorithm parameters as JSON, name -> params, e.g. '{\"ring\": {\"segments\": 4}}'")
       ->capture_default_str();
   c->add_flag("--csv", csv_, "print CSV instead of a table (rows that did not run are left out)");
-  c->add_flag("--estimate", estimate_,
-              "print the work estimate as JSON (and whether it would be refused) instead of comparing");
-  c->add_option("--max-time", max_time_, "refuse comparisons estimated to take longer than this wall time (default 3600s)");
-  c->add_option("--max-memory", max_memory_,
-                "refuse comparisons estimated to need more memory than this (default: what the machine has "
-                "available): 8GiB, 500MB, ...");
-  c->add_flag("--force", force_, "compare even when the work estimate exceeds the memory available or the --max-time limit");
+  limits_.add_to(c, "comparisons");
 }
 
 int CollectivesCommand::run(const std::vector<std::string>& engine_args) const {
@@ -140,24 +128,8 @@ int CollectivesCommand::run(const std::vector<std::string>& engine_args) const {
     ps_named = ps_named || registry.create(a, json::object(), "--algorithms", "--params", "collective")->uses_servers();
   req.servers = servers_opt_->count() > 0 ? servers : ps_named ? 1 : 0;
 
-  MachineLimits limits = machine_limits(".");
-  limits.disk_bytes = -1;  // nothing is written
-  if (!max_time_.empty()) {
-    limits.wall_s = units::cli_time_s(max_time_, "--max-time");
-    limits.wall_given = true;
-  }
-  if (!max_memory_.empty()) {
-    limits.memory_bytes = units::cli_bytes(max_memory_, "--max-memory");
-    limits.memory_given = true;
-  }
-  req.before_run = [&](const CompareWork& work) {
-    const WorkEstimate estimate = estimate_compare(work);
-    if (estimate_) {
-      fmt::print("{}\n", estimate_json(estimate, limits).dump(2));
-      throw EstimateOnly{};
-    }
-    if (!force_) check_work(estimate, limits);
-  };
+  (void)limits_.limits();  // --max-time and --max-memory checked before anything is built
+  req.before_run = [this](const CompareWork& work) { limits_.apply(estimate_compare(work)); };
   std::vector<CompareRow> rows;
   try {
     rows = compare_collectives(req, engine_args);

@@ -6,6 +6,8 @@
 // (--max-time, --max-memory, --force, --estimate; docs/reliability.md, "Work estimate").
 #pragma once
 
+#include "sim/estimate_options.hpp"
+
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
@@ -30,9 +32,10 @@ class CollectivesCommand {
   double latency_factor_ = 1.0, bandwidth_factor_ = 1.0;
   std::string bytes_ = "100MiB", bandwidth_ = "25Gbps", latency_ = "1us", topology_ = "star", fidelity_ = "flow",
               granularity_ = "stepwise", model_ = "ideal", topology_params_ = "{}", params_ = "{}", server_bandwidth_,
-              routing_, call_cost_ = "10us", software_, max_time_, max_memory_;
+              routing_, call_cost_ = "10us", software_;
   std::vector<std::string> algorithms_;
-  bool csv_ = false, estimate_ = false, force_ = false;
+  bool csv_ = false;
+  EstimateOptions limits_;
 };
 
 }  // namespace ddlsim::sim

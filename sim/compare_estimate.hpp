@@ -1,4 +1,5 @@
-// ddlsim: the work estimate of `ddlsim collectives` (sim/collectives_command.hpp).
+// ddlsim: the work estimates of `ddlsim collectives` (sim/collectives_command.hpp) and
+// `ddlsim schedule` (sim/schedule_command.hpp).
 //
 // The model of `ddlsim run`'s estimate (sim/work_estimate.hpp, its constants in
 // sim/work_constants.hpp) applied to one comparison: the platform (the graph; at flow fidelity
@@ -16,5 +17,11 @@
 namespace ddlsim::sim {
 
 WorkEstimate estimate_compare(const CompareWork& work);
+
+/// `ddlsim schedule`: every rank's operations of one call of `runs` become JSON objects (every send
+/// has its receive: twice the sends), held as one document before it is printed. `path` names
+/// what scales it (--workers or --params).
+WorkEstimate estimate_schedule(const models::Collective& runs, const models::CollectiveGroup& group, double bytes,
+                               bool pipelined, const std::string& path);
 
 }  // namespace ddlsim::sim

@@ -13,6 +13,7 @@
 #include "models/units.hpp"
 #include "sim/calibrate_command.hpp"
 #include "sim/collectives_command.hpp"
+#include "sim/estimate_options.hpp"
 #include "sim/list_command.hpp"
 #include "models/logical_graph.hpp"
 #include "sim/scenario.hpp"
@@ -86,6 +87,8 @@ int run_cli(int argc, char** argv) {
       ->capture_default_str();
   sched->add_option("--bandwidth,-b", s_bandwidth, "with --latency: a network for auto to pick by; adds analytic_time_s");
   sched->add_option("--latency,-l", s_latency, "with --bandwidth: the path latency");
+  ddlsim::sim::EstimateOptions s_limits;
+  s_limits.add_to(sched, "schedules");
 
   const ddlsim::sim::CalibrateCommand calibrate(app);
 
@@ -119,7 +122,12 @@ int run_cli(int argc, char** argv) {
     s_request.pipelined = s_granularity == "pipelined";
     if (!s_bandwidth.empty()) s_request.bandwidth_Bps = units::cli_bandwidth_Bps(s_bandwidth, "--bandwidth");
     if (!s_latency.empty()) s_request.latency_s = units::cli_latency_s(s_latency, "--latency");
-    fmt::print("{}\n", ddlsim::sim::schedule_document(s_request).dump());
+    (void)s_limits.limits();  // --max-time and --max-memory checked first
+    s_request.before_build = [&s_limits](const ddlsim::sim::WorkEstimate& e) { s_limits.apply(e); };
+    try {
+      fmt::print("{}\n", ddlsim::sim::schedule_document(s_request).dump());
+    } catch (const ddlsim::sim::EstimateOnly&) {
+    }
     return 0;
   }
 

@@ -1,4 +1,4 @@
-// `ddlsim collectives` takes the scenario's limits (sim/collectives_command.hpp): the worker and
+// `ddlsim collectives` (and `ddlsim schedule`) take the scenario's limits (sim/collectives_command.hpp): the worker and
 // server ranges, the SimGrid actors a process can hold (counted before anything is built), the
 // seed's range, a routing name, hierarchical's gpus_per_node, and the work estimate of `ddlsim run`
 // (sim/compare_estimate.hpp) with its --estimate, --max-time, --max-memory and --force.
@@ -115,4 +115,23 @@ TEST_CASE("collectives refuses a comparison estimated above the limits, naming t
   CHECK(forced.exit_code == 0);
   CHECK(bad_input("collectives -n 4 --algorithms ring --max-time 1ns").find("above the --max-time limit of") !=
         std::string::npos);
+}
+
+TEST_CASE("schedule takes the same ranges and work estimate: a document past the memory is refused, not killed") {
+  CHECK(bad_input("schedule -a ring -n 2000000 -m 1MiB") ==
+        "ddlsim: error: --workers: expected an integer in [1, 1000000], got 2000000\n");
+  CHECK(bad_input("schedule -a ps -n 4 --servers 1000001 -m 1MiB") ==
+        "ddlsim: error: --servers: expected an integer in [0, 1000000], got 1000001\n");
+  // A ring of 100,000 ranks: 4e10 operations (it was killed for memory after 85 s).
+  const std::string huge = bad_input("schedule -a ring -n 100000 -m 1MiB");
+  CHECK(huge.starts_with("ddlsim: error: --workers: this schedule is estimated at "));
+  CHECK(huge.find("(most of it for the operations of every rank; 4e+10 engine events over 1 collective call, ") !=
+        std::string::npos);
+  const std::string segments = bad_input("schedule -a ring -n 8 -m 1MiB --params '{\"segments\": 1000}' --max-time 1ms");
+  CHECK(segments.starts_with("ddlsim: error: --params: this schedule is estimated at "));
+  // Every send has its receive: twice the sends of a ring all-reduce, 2(N-1) per rank.
+  const auto r = ddlsim::test::ddlsim("schedule -a ring -n 8 -m 1MiB --estimate");
+  REQUIRE(r.exit_code == 0);
+  CHECK(json::parse(r.out)["events"].get<double>() == doctest::Approx(2 * 8 * 2 * 7));
+  CHECK(ddlsim::test::ddlsim("schedule -a ring -n 8 -m 1MiB --max-time 1ns --force").exit_code == 0);
 }
