@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <stdexcept>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace ddlsim::analysis {
@@ -17,6 +19,21 @@ namespace fs = std::filesystem;
 namespace {
 
 bool writable(const fs::path& dir) { return access(dir.c_str(), W_OK | X_OK) == 0; }
+
+/// Why no folder can be made in `dir` (empty when one can): access() passes root everywhere, so a
+/// probe folder is made and removed at once. /proc and /sys take no folders even from root.
+std::string cannot_make_folder_in(const fs::path& dir) {
+  std::string probe = (dir / ".ddlsim-probe-XXXXXX").string();
+  if (mkdtemp(probe.data()) != nullptr) {
+    rmdir(probe.c_str());
+    return {};
+  }
+  const int error = errno;
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) == 0 && fs.f_blocks == 0)
+    return "it is on a file system without storage (such as /proc or /sys), which holds no outputs";
+  return std::strerror(error);
+}
 
 /// True when `a` and `b` are on different file systems (a mount point and its parent).
 bool different_devices(const fs::path& a, const fs::path& b) {
@@ -69,7 +86,9 @@ OutputDir::OutputDir(const std::string& dir, std::string option, const std::stri
     const fs::path parent = target_.parent_path();
     // Beside it when its parent takes a new folder on the same file system; else inside it.
     beside_ = target_ != target_.root_path() && writable(parent) && !different_devices(target_, parent) &&
-              holds_only_outputs();
+              holds_only_outputs() && cannot_make_folder_in(parent).empty();
+    if (const auto why = cannot_make_folder_in(beside_ ? parent : target_); !why.empty())
+      fail(fmt::format("is not writable: {}", why));
     return;
   }
   // The nearest existing folder must be a writable directory.
@@ -78,6 +97,8 @@ OutputDir::OutputDir(const std::string& dir, std::string option, const std::stri
   if (ancestor.empty()) ancestor = ".";
   if (!fs::is_directory(ancestor, ec)) fail(fmt::format("cannot be created: \"{}\" is not a directory", ancestor.string()));
   if (!writable(ancestor)) fail(fmt::format("cannot be created in \"{}\": {}", ancestor.string(), std::strerror(errno)));
+  if (const auto why = cannot_make_folder_in(ancestor); !why.empty())
+    fail(fmt::format("cannot be created in \"{}\": {}", ancestor.string(), why));
 }
 
 OutputDir::~OutputDir() {

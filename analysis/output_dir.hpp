@@ -32,7 +32,8 @@ class OutputDir {
   /// The files `ddlsim run` writes; a directory holding only these is replaced whole.
   static const std::vector<std::string>& output_names();
 
-  /// Checks that `dir` can be the output directory, writing nothing. `option` names it in the
+  /// Checks that `dir` can be the output directory, leaving nothing behind (a probe folder is
+  /// made and removed where the staging folder will go: access() passes root everywhere). `option` names it in the
   /// ConfigError ("--out" or "/output/dir"); `scenario_file` is refused as a directory by name.
   OutputDir(const std::string& dir, std::string option, const std::string& scenario_file = {});
   ~OutputDir();

@@ -8,8 +8,10 @@ The unit tables, factors and rules mirror models/units.cpp exactly (keep them in
 * bytes: B KB MB GB TB (powers of 1000), KiB MiB GiB TiB (powers of 1024).
 
 A value is a number (as std::from_chars reads it: no leading '+', no hexadecimal) followed by a unit,
-with optional spaces around either; units are case-sensitive; a missing or unknown unit and a
-non-finite number are errors. Python 3 standard library only.
+with optional spaces between them (not around the value: " 25Gbps" and "25Gbps " are errors, a stray
+space); units are case-sensitive; a missing or unknown unit and a non-finite number are errors.
+parse_quantity and parse_number, which match table cells, ignore spaces around a value. Python 3
+standard library only.
 """
 
 import math
@@ -53,6 +55,10 @@ def _split(text):
 def _parse(text, kind):
     units, what, _ = KINDS[kind]
     names = ", ".join(units)
+    if text != text.strip():
+        where = "start" if text[:1].isspace() else "end"
+        inner = f': "{text.strip()}"' if text.strip() else ""
+        raise UnitError(f'"{text}" has a space at its {where}; a {what} is written without spaces around it{inner}')
     split = _split(text)
     if split is None:
         raise UnitError(f'expected a {what}: a number followed by one of {names}, got "{text}"')

@@ -12,7 +12,13 @@ DecisionSource read_decision_source(ObjectReader& params, bool surrogate_needs_t
   DecisionSource s;
   s.path = params.path();
   s.surrogate = params.choice("decisions", {"trace", "surrogate"}, "trace") == "surrogate";
-  if (params.has("trace")) s.trace_file = params.required_string("trace");
+  if (params.has("trace")) {
+    s.trace_file = params.required_string("trace");
+    if (s.trace_file.empty())
+      throw ConfigError(params.path_of("trace"),
+                        "expected the name of a training trace file (docs/traces.md; e.g. "
+                        "\"traces/eventgrad_cnn_event_adaptive_4w.json\"), got an empty string");
+  }
   if (s.trace_file.empty() && (!s.surrogate || surrogate_needs_trace)) (void)params.require("trace");
   if (params.has("windows") && !s.surrogate)
     throw ConfigError(params.path_of("windows"), "only with \"decisions\": \"surrogate\"");

@@ -36,14 +36,28 @@ std::string unit_list(const std::array<Unit, N>& units) {
   return out;
 }
 
+bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+/// A quantity starts with its number and ends with its unit (a space between them is fine: the
+/// formatted quantities have one): a space around it is most often a stray one, and refused.
+void refuse_stray_space(std::string_view text, std::string_view what) {
+  if (text.empty() || (!is_space(text.front()) && !is_space(text.back()))) return;
+  std::string_view inner = text;
+  while (!inner.empty() && is_space(inner.front())) inner.remove_prefix(1);
+  while (!inner.empty() && is_space(inner.back())) inner.remove_suffix(1);
+  throw std::invalid_argument(fmt::format("\"{}\" has a space at its {}; a {} is written without spaces around it{}",
+                                          excerpt(text), is_space(text.front()) ? "start" : "end", what,
+                                          inner.empty() ? std::string() : fmt::format(": \"{}\"", excerpt(inner))));
+}
+
 template <std::size_t N>
 double parse(std::string_view text, const std::array<Unit, N>& units, std::string_view what) {
+  refuse_stray_space(text, what);
   auto trim = [](std::string_view s) {
     while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-    while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
     return s;
   };
-  std::string_view s = trim(text);
+  std::string_view s = text;
   double value = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
   if (ec == std::errc::result_out_of_range)
@@ -127,10 +141,8 @@ std::string bandwidth_range() { return "1bps to 1000TBps"; }
 
 namespace {
 
-/// The value of `text` if it is a bare number (surrounding spaces allowed), else nothing.
+/// The value of `text` if it is a bare number (no spaces around it: refuse_stray_space), else nothing.
 std::optional<double> bare_number(std::string_view text) {
-  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
-  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   double value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr == text.data() || ptr != text.data() + text.size()) return std::nullopt;

@@ -6,6 +6,12 @@
 #include "models/error.hpp"
 #include "models/json_reader.hpp"
 #include "models/units.hpp"
+#include "sim/run_command.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fmt/format.h>
@@ -19,7 +25,7 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
   command_->add_option("measurements", file_,
                        "the measurement CSV (tools/measure_collectives.py) or nccl-tests output")
       ->required();
-  command_->add_option("--out,-o", out_, "write the calibration snippet here (a scenario's network.calibration)");
+  out_option_ = command_->add_option("--out,-o", out_, "write the calibration snippet here (a scenario's network.calibration)");
   command_->add_option("--holdout", holdout_,
                        "hold rows out of the fit and score them: COLUMN=V1,V2 (op, algorithm, ranks, servers, bytes, "
                        "backend, bandwidth_bps, latency_s, source; units allowed: bandwidth_bps=200Mbps) or every=K; "
@@ -51,7 +57,31 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
   command_->add_flag("--rows", rows_, "also print every row's measured and predicted time");
 }
 
+void CalibrateCommand::check_out() const {
+  check_out_option(out_option_, out_, "no snippet is written");
+  if (out_.empty()) return;
+  namespace fs = std::filesystem;
+  const auto fail = [this](const std::string& why) {
+    throw ConfigError("--out", fmt::format("\"{}\" {}", excerpt(out_), why));
+  };
+  std::error_code ec;
+  const auto status = fs::status(out_, ec);
+  if (fs::is_directory(status)) fail("is a directory; give the file to write the calibration snippet to");
+  if (fs::exists(status) && fs::equivalent(out_, file_, ec))
+    fail("is the measurements file; writing the snippet there would overwrite the measurements: give another file");
+  if (fs::exists(status) && !fs::is_regular_file(status)) fail("is not a regular file");
+  // The snippet is written beside it as FILE.tmp, then renamed: the folder must take a new file.
+  const std::string temporary = out_ + ".tmp";
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0 && errno != EEXIST) fail(fmt::format("cannot be written: {}", std::strerror(errno)));
+  if (fd >= 0) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+  }
+}
+
 int CalibrateCommand::run(const std::vector<std::string>& argv) const {
+  check_out();  // before anything is fitted or printed
   analysis::CalibrationOptions options;
   options.base_software = software_;
   if (!fit_.empty()) options.fit = std::set<std::string>(fit_.begin(), fit_.end());
@@ -75,14 +105,15 @@ int CalibrateCommand::run(const std::vector<std::string>& argv) const {
   }
   const auto file = analysis::read_measurements(file_, analysis::ReadOptions{op_});
   const auto result = analysis::calibrate(file, file_, options);
-  fmt::print("{}", analysis::format_calibration(result, file_, rows_));
-  if (out_.empty()) return 0;
+  if (out_.empty()) {
+    fmt::print("{}", analysis::format_calibration(result, file_, rows_));
+    return 0;
+  }
   std::string command = "ddlsim";
   for (std::size_t i = 1; i < argv.size(); ++i) command += " " + argv[i];
   const std::string text = analysis::calibration_snippet(result, file_, command).dump(2) + "\n";
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (fs::is_directory(out_, ec)) throw ConfigError("--out", fmt::format("\"{}\" is a directory", out_));
   const std::string temporary = out_ + ".tmp";
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
@@ -94,6 +125,8 @@ int CalibrateCommand::run(const std::vector<std::string>& argv) const {
     fs::remove(temporary, ec);
     throw ConfigError("--out", fmt::format("cannot write \"{}\"", out_));
   }
+  // Printed once the snippet is in place: a refusal prints nothing before its one line.
+  fmt::print("{}", analysis::format_calibration(result, file_, rows_));
   fmt::print("wrote {}\n", out_);
   return 0;
 }

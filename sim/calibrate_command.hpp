@@ -21,7 +21,12 @@ class CalibrateCommand {
   int run(const std::vector<std::string>& argv) const;
 
  private:
+  /// Refuses an --out that cannot take the snippet (empty, a directory, the measurements file, not a
+  /// regular file, in a folder that cannot be written), before anything is read or fitted.
+  void check_out() const;
+
   CLI::App* command_ = nullptr;
+  CLI::Option* out_option_ = nullptr;
   std::string file_, op_, software_, bandwidth_, latency_, out_;
   std::vector<std::string> fit_, holdout_, select_, library_;
   bool rows_ = false;

@@ -1,6 +1,7 @@
 #include "sim/collective_compare.hpp"
 
 #include "models/units.hpp"
+#include "sim/actor_capacity.hpp"
 #include "platforms/s4u_emitter.hpp"
 #include "sim/analytic_network.hpp"
 #include "sim/collective_group.hpp"
@@ -99,6 +100,11 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
     rows.push_back(row);
   }
 
+  // SimGrid needs an actor per rank: refuse, before building anything, more than a process holds.
+  if (req.simulate)
+    check_actor_room({"--workers", "ranks", req.workers, 1}, {"--servers", "parameter servers", ps_compared ? req.servers : 0, 1},
+                     "--fidelity analytic needs no actors");
+
   // The topology exactly as asked, for the workers only; servers, when a PS
   // algorithm runs, hang off worker 0's switch (or worker 0) on links of their own.
   platforms::BuildRequest build;
@@ -112,6 +118,8 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
   platforms::Topology topo = builder->build(build);
   platforms::check_connected(topo, "--topology-params");
   check_link_ranges(topo, "--topology-params");
+  check_gpus_per_node(topo, req.workers, req.topology_params.is_object() && req.topology_params.contains("gpus_per_node"),
+                      "--topology-params");
   // Closed forms: worker-only algorithms see the workers' network, so adding a
   // server changes none of them; PS algorithms see the paths to the servers too.
   // The closed forms see the network model's factors, as analytic fidelity does (tcp: refused there;
@@ -155,6 +163,8 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
                         fmt::format("\"{}\" cannot run here: {}", names[i], e.what()));
     }
   }
+
+  if (req.before_run) req.before_run(CompareWork{req, topo, group, algorithms, ab_of, rows, params_of});
 
   if (req.simulate) {
     EngineSession session(engine_args, req.network);

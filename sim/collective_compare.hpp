@@ -10,11 +10,15 @@
 #include "sim/scenario.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace ddlsim::sim {
+
+struct CompareWork;
 
 struct CompareRequest {
   int workers = 8;
@@ -35,6 +39,9 @@ struct CompareRequest {
   NetworkSpec network;   // model (and calibration factors) and granularity for the simulation
   std::vector<std::string> algorithms;  // empty: every registered algorithm
   json params = json::object();         // algorithm name -> its params object (--params)
+  /// Called once the topology, the group and the closed forms are made, before anything is
+  /// simulated: the work estimate (sim/compare_estimate.hpp) may refuse by throwing.
+  std::function<void(const CompareWork&)> before_run;
 };
 
 struct CompareRow {
@@ -50,6 +57,20 @@ struct CompareRow {
   bool uses_servers = false; // a PS algorithm
   bool applicable = true;    // false: not run (e.g. ps without servers); `note` says why
   std::string note;
+};
+
+/// What the work estimate of a comparison reads: every row (rows not run have applicable false),
+/// the algorithm and the (alpha, beta) each runs with, the topology (servers attached when a PS
+/// algorithm runs) and the group of ranks.
+struct CompareWork {
+  const CompareRequest& request;
+  const platforms::Topology& topology;
+  const models::CollectiveGroup& group;
+  const std::vector<std::shared_ptr<const models::Collective>>& algorithms;
+  const std::vector<models::AlphaBeta>& ab;
+  const std::vector<CompareRow>& rows;
+  /// An algorithm's params as given in --params (an empty object when none).
+  std::function<json(const std::string&)> params_of;
 };
 
 /// The nccl-tests bus-bandwidth factor: 2(N-1)/N for all-reduce, (N-1)/N for

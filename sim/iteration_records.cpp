@@ -1,6 +1,7 @@
 #include "sim/iteration_records.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace ddlsim::sim {
@@ -21,6 +22,19 @@ double interpolate(std::int64_t n, double q, Nth nth) {
 const double LOG_BASE = std::log1p(Quantiles::BIN_WIDTH);
 
 }  // namespace
+
+std::int64_t Histogram::bin_of(std::int64_t value) {
+  if (value < EXACT_BELOW) return value;
+  const int shift = static_cast<int>(std::bit_width(static_cast<std::uint64_t>(value))) - BIN_BITS;
+  return (value >> shift) << shift;
+}
+
+void Histogram::fold() {
+  std::map<std::int64_t, std::int64_t> bins;
+  for (const auto& [value, n] : counts) bins[bin_of(value)] += n;
+  counts = std::move(bins);
+  binned = true;
+}
 
 double Histogram::quantile(double q) const {
   return interpolate(total, q, [this](std::int64_t rank) {

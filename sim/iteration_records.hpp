@@ -6,6 +6,7 @@
 // amount of per-iteration state however many iterations it runs (docs/reliability.md, "Soak").
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -62,16 +63,36 @@ class RecordSink {
   virtual void trace(const TraceEvent& event) = 0;
 };
 
-/// Occurrences of non-negative integers (staleness), by value.
+/// Occurrences of non-negative integers (staleness), by value: exact while at most EXACT_LIMIT
+/// distinct values occurred. Past that (a staleness that grows with the run: an event-triggered
+/// tensor never sent again), every value of at least EXACT_BELOW falls into the bin of the values
+/// sharing its BIN_BITS most significant bits (relative width at most 2^(1 - BIN_BITS)), keyed by
+/// the bin's smallest value: at most EXACT_BELOW + 2^(BIN_BITS - 1) keys per power of two, so a run
+/// of 10^6 iterations keeps no more than one of 10^4 (docs/reliability.md, "Soak"). `sum` and
+/// `max` stay exact.
 struct Histogram {
-  std::map<std::int64_t, std::int64_t> counts;  // value -> occurrences
+  static constexpr std::size_t EXACT_LIMIT = 4096;
+  static constexpr std::int64_t EXACT_BELOW = 1024;
+  static constexpr int BIN_BITS = 8;
+  std::map<std::int64_t, std::int64_t> counts;  // value (binned: the bin's smallest) -> occurrences
   std::int64_t total = 0;
+  double sum = 0;
+  std::int64_t max = 0;
+  bool binned = false;
   void add(std::int64_t value) {
-    ++counts[value];
+    ++counts[binned ? bin_of(value) : value];
     ++total;
+    sum += static_cast<double>(value);
+    max = total == 1 ? value : std::max(max, value);
+    if (!binned && counts.size() > EXACT_LIMIT) fold();
   }
+  /// The key of `value`'s bin once binned.
+  [[nodiscard]] static std::int64_t bin_of(std::int64_t value);
   /// The q-quantile by linear interpolation between closest ranks (numpy's default); 0 when empty.
   [[nodiscard]] double quantile(double q) const;
+
+ private:
+  void fold();  // from exact counts to bins
 };
 
 /// Quantiles of a stream of non-negative values (iteration times): exact while it holds at most

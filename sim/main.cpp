@@ -12,7 +12,9 @@
 #include "platforms/topology.hpp"
 #include "models/units.hpp"
 #include "sim/calibrate_command.hpp"
-#include "sim/collective_compare.hpp"
+#include "sim/collectives_command.hpp"
+#include "sim/estimate_options.hpp"
+#include "sim/list_command.hpp"
 #include "models/logical_graph.hpp"
 #include "sim/scenario.hpp"
 #include "sim/run_command.hpp"
@@ -31,13 +33,6 @@ namespace {
 
 constexpr int EXIT_BAD_INPUT = 2;
 constexpr int EXIT_INTERNAL = 1;
-
-template <class Interface>
-void list_registry(const std::string& title) {
-  fmt::print("{}:\n", title);
-  for (const auto* entry : ddlsim::Registry<Interface>::instance().entries())
-    fmt::print("  {:<22} {}\n", entry->name, entry->description);
-}
 
 int run_cli(int argc, char** argv) {
   // Split SimGrid's flags from ours.
@@ -64,67 +59,17 @@ int run_cli(int argc, char** argv) {
   validate->add_option("scenario", scenario_file, "scenario JSON file")->required();
   validate->add_option("--set", overrides, "override a field before validation: PATH=VALUE")->expected(1)->take_all();
 
-  auto* list = app.add_subcommand("list", "list every registered topology, sync model, collective and compressor");
+  auto* list = app.add_subcommand("list", "list every name a scenario can give: topologies, sync models, collectives, "
+                                          "compressors, software presets, bucketing policies, graphs, routings, ...");
 
   auto* platform = app.add_subcommand("platform", "build a scenario's topology and describe it");
   platform->add_option("scenario", scenario_file, "scenario JSON file")->required();
   platform->add_option("--set", overrides, "override a field before validation: PATH=VALUE")->expected(1)->take_all();
-  platform->add_option("--dot", dot_file, "write the topology as Graphviz DOT to this file");
+  auto* dot_opt = platform->add_option("--dot", dot_file, "write the topology as Graphviz DOT to this file");
   bool list_links = false;
   platform->add_flag("--links", list_links, "list every link: name, bandwidth, latency");
 
-  auto* coll = app.add_subcommand("collectives", "compare every collective algorithm for one N, M, bandwidth, latency");
-  int c_workers = 8, c_servers = 0;
-  double c_latency_factor = 1.0, c_bandwidth_factor = 1.0;
-  std::string c_bytes = "100MiB", c_bandwidth = "25Gbps", c_latency = "1us", c_topology = "star", c_fidelity = "flow",
-              c_granularity = "stepwise", c_model = "ideal", c_topology_params = "{}", c_params = "{}",
-              c_server_bandwidth, c_routing;
-  std::uint64_t c_seed = 1;
-  std::vector<std::string> c_algorithms;
-  bool c_csv = false;
-  coll->add_option("--workers,-n", c_workers, "number of ranks N")->capture_default_str();
-  coll->add_option("--bytes,-m", c_bytes, "message size M per rank: 100MiB, 1GB, ... or a bare number of bytes")
-      ->capture_default_str();
-  coll->add_option("--bandwidth,-b", c_bandwidth,
-                   "link bandwidth with its unit: 25Gbps (bits/s) or 3.125GBps (bytes/s); a bare number is refused")
-      ->capture_default_str();
-  coll->add_option("--latency,-l", c_latency, "link latency: 1us, 2ms, ... or a bare number of seconds")
-      ->capture_default_str();
-  coll->add_option("--topology,-t", c_topology, "topology builder name (built for the N workers only)")
-      ->capture_default_str();
-  coll->add_option("--topology-params", c_topology_params, "topology parameters as JSON, e.g. '{\"k\": 4}'")
-      ->capture_default_str();
-  coll->add_option("--routing", c_routing, "shortest, ecmp or dmodk (default: ecmp on fat_tree, else shortest)");
-  coll->add_option("--seed", c_seed, "seed of the ECMP flow hash")->capture_default_str();
-  auto* servers_opt = coll->add_option(
-      "--servers", c_servers,
-      "parameter servers S for ps, each on its own link to the switch worker 0 hangs off (worker 0 itself on "
-      "direct-connect topologies), added only when ps runs; default 1 when --algorithms names ps, else 0 (ps is then "
-      "listed as not run)");
-  auto* server_bw_opt = coll->add_option("--server-bandwidth", c_server_bandwidth,
-                                         "bandwidth of each server's link (default: --bandwidth)");
-  coll->add_option("--fidelity", c_fidelity, "analytic (closed forms) or flow (also simulate)")->capture_default_str();
-  coll->add_option("--granularity", c_granularity, "stepwise or pipelined (flow fidelity)")->capture_default_str();
-  coll->add_option("--model", c_model, "network model: ideal, tcp or calibrated (flow fidelity)")->capture_default_str();
-  auto* latency_factor_opt = coll->add_option("--latency-factor", c_latency_factor,
-                                              "calibrated model: SimGrid's network/latency-factor (default 1)");
-  auto* bandwidth_factor_opt = coll->add_option("--bandwidth-factor", c_bandwidth_factor,
-                                                "calibrated model: SimGrid's network/bandwidth-factor (default 1)");
-  std::string c_call_cost = "10us";
-  auto* call_cost_opt = coll->add_option(
-      "--call-cost", c_call_cost,
-      "fixed cost of every collective call, paid before its first message (network.collective_call_cost; "
-      "default: the --software preset's, else 10us)");
-  std::string c_software;
-  coll->add_option("--software", c_software,
-                   "the library's software costs (network.software): a preset (ideal, gloo, mpi, nccl_simple, "
-                   "nccl_ll, nccl_ll128) or a JSON object, e.g. '{\"preset\": \"gloo\", \"send_overhead\": \"30us\"}' "
-                   "(default: ideal)");
-  coll->add_option("--algorithms", c_algorithms, "only these algorithms (default: all)")->delimiter(',');
-  coll->add_option("--params", c_params,
-                   "algorithm parameters as JSON, name -> params, e.g. '{\"ring\": {\"segments\": 4}}'")
-      ->capture_default_str();
-  coll->add_flag("--csv", c_csv, "print CSV instead of a table (rows that did not run are left out)");
+  const ddlsim::sim::CollectivesCommand collectives(app);
 
   auto* sched = app.add_subcommand("schedule", "print every rank's point-to-point steps of one collective call as JSON");
   ddlsim::sim::ScheduleRequest s_request;
@@ -142,6 +87,8 @@ int run_cli(int argc, char** argv) {
       ->capture_default_str();
   sched->add_option("--bandwidth,-b", s_bandwidth, "with --latency: a network for auto to pick by; adds analytic_time_s");
   sched->add_option("--latency,-l", s_latency, "with --bandwidth: the path latency");
+  ddlsim::sim::EstimateOptions s_limits;
+  s_limits.add_to(sched, "schedules");
 
   const ddlsim::sim::CalibrateCommand calibrate(app);
 
@@ -158,10 +105,7 @@ int run_cli(int argc, char** argv) {
   }
 
   if (list->parsed()) {
-    list_registry<ddlsim::platforms::TopologyBuilder>("topologies");
-    list_registry<ddlsim::models::SyncModel>("sync models");
-    list_registry<ddlsim::models::Collective>("collectives");
-    list_registry<ddlsim::models::Compressor>("compressors");
+    ddlsim::sim::print_lists();
     return 0;
   }
 
@@ -178,90 +122,18 @@ int run_cli(int argc, char** argv) {
     s_request.pipelined = s_granularity == "pipelined";
     if (!s_bandwidth.empty()) s_request.bandwidth_Bps = units::cli_bandwidth_Bps(s_bandwidth, "--bandwidth");
     if (!s_latency.empty()) s_request.latency_s = units::cli_latency_s(s_latency, "--latency");
-    fmt::print("{}\n", ddlsim::sim::schedule_document(s_request).dump());
+    (void)s_limits.limits();  // --max-time and --max-memory checked first
+    s_request.before_build = [&s_limits](const ddlsim::sim::WorkEstimate& e) { s_limits.apply(e); };
+    try {
+      fmt::print("{}\n", ddlsim::sim::schedule_document(s_request).dump());
+    } catch (const ddlsim::sim::EstimateOnly&) {
+    }
     return 0;
   }
 
-  if (coll->parsed()) {
-    namespace units = ddlsim::units;
-    ddlsim::sim::CompareRequest req;
-    if (c_workers < 1) throw ddlsim::ConfigError("--workers", fmt::format("expected an integer >= 1, got {}", c_workers));
-    if (c_servers < 0) throw ddlsim::ConfigError("--servers", fmt::format("expected an integer >= 0, got {}", c_servers));
-    req.workers = c_workers;
-    req.bytes = units::cli_bytes(c_bytes, "--bytes");
-    req.link.bandwidth_Bps = units::cli_bandwidth_Bps(c_bandwidth, "--bandwidth");
-    req.link.latency_s = units::cli_latency_s(c_latency, "--latency");
-    std::optional<double> preset_call_s;
-    if (!c_software.empty()) {
-      const bool object = c_software.find('{') != std::string::npos;
-      const ddlsim::json value = object ? ddlsim::parse_json_option(c_software, "--software") : ddlsim::json(c_software);
-      auto software = ddlsim::models::read_software(value, "--software");
-      preset_call_s = software.call_cost_s;
-      req.network.software = std::make_shared<const ddlsim::models::SoftwareCost>(std::move(software));
-    }
-    req.network.collective_call_s = call_cost_opt->count() > 0 || !preset_call_s
-                                        ? units::cli_time_s(c_call_cost, "--call-cost")
-                                        : *preset_call_s;
-    if (req.network.collective_call_s > ddlsim::sim::MAX_CALL_COST_S)
-      throw ddlsim::ConfigError("--call-cost", ddlsim::sim::call_cost_range_message(req.network.collective_call_s));
-    if (server_bw_opt->count() > 0) req.server_bandwidth_Bps = units::cli_bandwidth_Bps(c_server_bandwidth, "--server-bandwidth");
-    req.topology = c_topology;
-    req.topology_params = ddlsim::parse_json_option(c_topology_params, "--topology-params");
-    req.params = ddlsim::parse_json_option(c_params, "--params");
-    // Option values checked by the scenario's readers, reported under the option's name.
-    const ddlsim::json flag_values{{"fidelity", c_fidelity},        {"granularity", c_granularity},
-                                   {"model", c_model},              {"latency-factor", c_latency_factor},
-                                   {"bandwidth-factor", c_bandwidth_factor}, {"routing", c_routing}};
-    ddlsim::ObjectReader flags(flag_values, "");
-    auto as_option = [](const std::string& key, auto read) {
-      try {
-        return read();
-      } catch (const ddlsim::ConfigError& e) {
-        throw ddlsim::ConfigError("--" + key, std::string(e.what()).substr(e.path().size() + 2));
-      }
-    };
-    auto check = [&](const std::string& key, const std::vector<std::string>& choices) {
-      return as_option(key, [&] { return flags.choice(key, choices, ""); });
-    };
-    req.simulate = check("fidelity", {"analytic", "flow"}) == "flow";
-    req.network.granularity =
-        check("granularity", {"stepwise", "pipelined"}) == "stepwise" ? ddlsim::sim::Granularity::STEPWISE
-                                                                      : ddlsim::sim::Granularity::PIPELINED;
-    const std::string model = check("model", {"ideal", "tcp", "calibrated"});
-    req.network.model = model == "ideal" ? ddlsim::sim::NetworkModel::IDEAL
-                        : model == "tcp" ? ddlsim::sim::NetworkModel::TCP
-                                         : ddlsim::sim::NetworkModel::CALIBRATED;
-    for (auto* opt : {latency_factor_opt, bandwidth_factor_opt}) {
-      const std::string key = opt->get_name().substr(2);
-      if (req.network.model != ddlsim::sim::NetworkModel::CALIBRATED) {
-        if (opt->count() > 0)
-          throw ddlsim::ConfigError("--" + key, fmt::format("only valid with --model calibrated, not \"{}\"", model));
-        continue;
-      }
-      // The range of the scenario's network.latency_factor and bandwidth_factor.
-      const double value = as_option(key, [&] { return flags.number(key, 1.0, 1e-9, 1e9); });
-      (key == "latency-factor" ? req.network.latency_factor : req.network.bandwidth_factor) = value;
-    }
-    if (!c_routing.empty()) req.routing = ddlsim::platforms::parse_routing(check("routing", ddlsim::platforms::routing_names()));
-    req.seed = c_seed;
-    for (const auto& a : c_algorithms)
-      ddlsim::models::CollectiveRegistry::instance().check_name(a, "--algorithms", "collective");
-    req.algorithms = c_algorithms;
-    // Servers only for PS algorithms: one by default when --algorithms names one, else none.
-    bool ps_named = false;
-    for (const auto& a : c_algorithms)
-      ps_named = ps_named || ddlsim::models::CollectiveRegistry::instance()
-                                 .create(a, ddlsim::json::object(), "--algorithms", "--params", "collective")
-                                 ->uses_servers();
-    req.servers = servers_opt->count() > 0 ? c_servers : ps_named ? 1 : 0;
-    const auto rows = ddlsim::sim::compare_collectives(req, engine_args);
-    fmt::print("{}", ddlsim::sim::format_compare(req, rows, c_csv));
-    if (c_csv)
-      for (const auto& row : rows)
-        if (!row.applicable) fmt::print(stderr, "ddlsim: note: {} not run: {}\n", row.algorithm, row.note);
-    return 0;
-  }
+  if (collectives.parsed()) return collectives.run(engine_args);
 
+  if (platform->parsed()) ddlsim::sim::check_out_option(dot_opt, dot_file, "no DOT file is written");
   const ddlsim::sim::Scenario scenario = ddlsim::sim::load_scenario(scenario_file, overrides);
 
   if (validate->parsed()) {

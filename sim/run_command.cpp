@@ -6,6 +6,8 @@
 #include "analysis/summary.hpp"
 #include "models/error.hpp"
 #include "models/units.hpp"
+#include "sim/actor_capacity.hpp"
+#include "sim/fiber_lane.hpp"
 #include "sim/progress.hpp"
 #include "sim/run_control.hpp"
 #include "sim/scenario.hpp"
@@ -24,11 +26,28 @@ struct StoppedBeforeRun {};
 /// --estimate: the estimate is printed instead of running.
 struct EstimateOnly {};
 
+/// Parameter servers whose SimGrid actors cannot fit are refused at their own path, before the
+/// engine exists (EngineSession::reserve_actors refuses the workers' when they are the larger
+/// demand, and turns guard pages off when only that makes the actors fit).
+void check_server_actors(const Scenario& s) {
+  if (s.platform.parameter_servers == 0 || detail::fiber_lane_applies(s)) return;
+  const bool collective_servers =
+      s.training.collective_algorithm->uses_servers() && s.network.fidelity != Fidelity::ANALYTIC;
+  const ActorDemand workers{"/platform/workers", "workers", s.platform.workers, 1L + s.training.bucketing.max_inflight};
+  const ActorDemand servers{"/platform/parameter_servers", "parameter servers", s.platform.parameter_servers,
+                            (s.training.sync_model->uses_servers() ? 1L : 0L) + (collective_servers ? 1L : 0L)};
+  if (servers.count * servers.per_each > workers.count * workers.per_each)
+    check_actor_room(workers, servers, "");
+}
+
+}  // namespace
+
 nlohmann::json estimate_json(const WorkEstimate& e, const MachineLimits& limits) {
   nlohmann::json terms = nlohmann::json::array();
   for (const auto& t : e.terms)
     terms.push_back({{"what", t.what}, {"path", t.path}, {"wall_s", t.wall_s}, {"memory_bytes", t.memory_bytes}});
   nlohmann::json j{{"iterations", e.iterations},
+                   {"unit", e.unit},
                    {"events", e.events},
                    {"events_per_iteration", e.events_per_iteration},
                    {"flows", e.flows},
@@ -51,7 +70,10 @@ nlohmann::json estimate_json(const WorkEstimate& e, const MachineLimits& limits)
   return j;
 }
 
-}  // namespace
+void check_out_option(const CLI::Option* option, const std::string& value, const std::string& without) {
+  if (option->count() > 0 && value.empty())
+    throw ConfigError(option->get_name(), fmt::format("expected a path, got an empty string (without the option: {})", without));
+}
 
 RunCommand::RunCommand(CLI::App& app) {
   command_ = app.add_subcommand("run", "simulate a scenario; write summary.json, iterations.csv, links.csv, timeline.json");
@@ -59,7 +81,7 @@ RunCommand::RunCommand(CLI::App& app) {
   command_->add_option("--set", overrides_, "override a field before validation: PATH=VALUE (dotted or /json/pointer)")
       ->expected(1)
       ->take_all();
-  command_->add_option("--out", out_dir_, "output directory (default: the scenario's output.dir)");
+  out_option_ = command_->add_option("--out", out_dir_, "output directory (default: the scenario's output.dir)");
   command_->add_flag("--quiet,-q", quiet_, "print neither the results table nor (without --progress) the progress");
   progress_option_ = command_->add_option(
       "--progress", progress_,
@@ -71,6 +93,9 @@ RunCommand::RunCommand(CLI::App& app) {
   command_->add_option("--max-memory", max_memory_,
                        "refuse runs estimated to need more memory than this (default: what the machine has available): "
                        "8GiB, 500MB, ...");
+  command_->add_flag("--every-worker", every_worker_,
+                     "simulate every worker one by one, not one per class of identical workers (the outputs are the "
+                     "same; slower: for checking the classes, docs/architecture.md)");
   command_->add_flag("--force", force_,
                      "run even when the work estimate exceeds the memory available, the free disk space or the "
                      "--max-time limit");
@@ -78,8 +103,10 @@ RunCommand::RunCommand(CLI::App& app) {
 
 int RunCommand::run(const std::vector<std::string>& engine_args) const {
   install_stop_handlers(StopMode::GRACEFUL);
+  check_out_option(out_option_, out_dir_, "the scenario's output.dir");
   const Scenario scenario = load_scenario(scenario_file_, overrides_);
-  const bool out_given = !out_dir_.empty();
+  check_server_actors(scenario);
+  const bool out_given = out_option_->count() > 0;
   analysis::OutputDir dir(out_given ? out_dir_ : scenario.output.dir, out_given ? "--out" : "/output/dir", scenario_file_);
   const ProgressStyle style = progress_option_->count() > 0 || !quiet_ ? parse_progress_style(progress_, "--progress")
                                                                        : ProgressStyle::NONE;
@@ -91,6 +118,7 @@ int RunCommand::run(const std::vector<std::string>& engine_args) const {
   options.progress = [&progress](int done, int, double simulated_s) { progress.update(done, simulated_s); };
   options.stop_requested = [] { return stop_signal() != 0; };
   options.phase = [&progress](const char* what) { progress.phase(what); };
+  options.every_worker = every_worker_;
   MachineLimits limits = machine_limits(dir.dir());
   if (!max_time_.empty()) {
     limits.wall_s = units::cli_time_s(max_time_, "--max-time");
@@ -101,7 +129,7 @@ int RunCommand::run(const std::vector<std::string>& engine_args) const {
     limits.memory_given = true;
   }
   options.before_run = [&](const WorkPlan& plan) {
-    const WorkEstimate estimate = estimate_work(plan);
+    const WorkEstimate estimate = estimate_work(WorkPlan{plan.scenario, plan.plan, plan.group, plan.ab, every_worker_});
     if (estimate_) {
       fmt::print("{}\n", estimate_json(estimate, limits).dump(2));
       throw EstimateOnly{};

@@ -5,7 +5,10 @@
 // written, summary.json marked incomplete, and the exit code is 128 + the signal.
 #pragma once
 
+#include "sim/work_estimate.hpp"
+
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -22,11 +25,20 @@ class RunCommand {
  private:
   CLI::App* command_ = nullptr;
   CLI::Option* progress_option_ = nullptr;
+  CLI::Option* out_option_ = nullptr;
   std::string scenario_file_, out_dir_, progress_ = "auto", max_time_, max_memory_;
   std::vector<std::string> overrides_;
   bool quiet_ = false;
   bool force_ = false;
   bool estimate_ = false;
+  bool every_worker_ = false;
 };
+
+/// --estimate: every term of `estimate`, the limits, and the refusal check_work would make (or null).
+nlohmann::json estimate_json(const WorkEstimate& estimate, const MachineLimits& limits);
+
+/// Refuses an --out (or --dot) given as an empty string, saying what happens `without` it: it
+/// would be taken silently as not given otherwise.
+void check_out_option(const CLI::Option* option, const std::string& value, const std::string& without);
 
 }  // namespace ddlsim::sim

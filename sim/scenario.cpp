@@ -13,7 +13,6 @@
 namespace ddlsim::sim {
 namespace {
 
-constexpr int MAX_WORKERS = 1'000'000;
 /// A straggler's compute-time factor (speed_factors, slow[].factor, and their product per rank).
 constexpr double MIN_SPEED_FACTOR = 1e-6;
 constexpr double MAX_SPEED_FACTOR = 1e6;
@@ -147,6 +146,11 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
   Scenario s;
   s.document = doc;
   ObjectReader root(doc, "");
+  // A section given as null is refused like any other non-object (leave it out for its defaults);
+  // network and sweep are read through find(), which would take null for an absent section.
+  for (const char* section : {"platform", "network", "workload", "training", "output", "sweep"})
+    if (const auto it = doc.find(section); it != doc.end() && it->is_null())
+      throw ConfigError(pointer_append("", section), "expected an object, got null");
   s.name = read_name(root);
   s.description = root.string("description", "");
   s.seed = static_cast<std::uint64_t>(root.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
@@ -173,12 +177,8 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     s.platform.graph = builder->build(request);
     platforms::check_connected(s.platform.graph, "/platform/params");
     check_link_ranges(s.platform.graph, "/platform/params");
-    if (const int g = s.platform.graph.gpus_per_node; g > 0 && s.platform.workers % g != 0)
-      throw ConfigError("/platform/params/gpus_per_node",
-                        fmt::format("{} GPUs per node{} do not divide the {} workers (nodes fill in rank order: the "
-                                    "last would hold {}); give a gpus_per_node that divides them",
-                                    g, params.contains("gpus_per_node") ? "" : " (the default)", s.platform.workers,
-                                    s.platform.workers % g));
+    check_gpus_per_node(s.platform.graph, s.platform.workers, params.is_object() && params.contains("gpus_per_node"),
+                        "/platform/params/gpus_per_node");
   }
 
   {  // network
@@ -233,8 +233,13 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     }
   }
 
+  std::string synthetic_scaling;  // the path of a synthetic workload's batch_scaling
   {  // workload
     ObjectReader w = root.object("workload");
+    for (const char* key : {"profile", "synthetic"})
+      if (const json* v = w.find(key); v != nullptr && v->is_null())
+        throw ConfigError(w.path_of(key), fmt::format("expected {}, got null (give \"profile\" or \"synthetic\")",
+                                                      key == std::string("profile") ? "a profile file name" : "an object"));
     const bool has_profile = w.has("profile");
     const bool has_synthetic = w.has("synthetic");
     if (has_profile == has_synthetic)
@@ -242,7 +247,11 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
                                                  : "missing workload: give \"profile\" (a profile file) or \"synthetic\"" +
                                                        w.misspelling_hint("profile") + w.misspelling_hint("synthetic"));
     if (has_profile) {
-      s.workload.profile_file = resolve_beside(w.required_string("profile"), base_dir);
+      const std::string profile = w.required_string("profile");
+      if (profile.empty())
+        throw ConfigError(w.path_of("profile"), "expected the file name of a profile (docs/profiles.md; e.g. "
+                                                "\"profiles/resnet50.json\"), got an empty string");
+      s.workload.profile_file = resolve_beside(profile, base_dir);
       s.workload.profile = models::load_profile_file(s.workload.profile_file, "/workload/profile");
     } else {
       ObjectReader syn = w.object("synthetic");
@@ -252,8 +261,9 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     s.workload.iterations = static_cast<int>(w.integer("iterations", 10, 1, 1'000'000));
     s.workload.batch_size = w.integer("batch_size", s.workload.profile.batch_size, 1, std::numeric_limits<std::int64_t>::max());
     const bool linear = w.choice("batch_scaling", {"none", "linear"}, "none") == "linear";
-    if (!has_profile && w.has("batch_scaling"))
-      throw ConfigError(w.path_of("batch_scaling"), "only with a \"profile\": a synthetic workload's times are given per batch_size");
+    // A synthetic workload's times are given at batch_size: scaling applies only to another batch
+    // a sync model computes (crossbow's k x batch_size), checked once the model is known.
+    if (!has_profile && w.has("batch_scaling")) synthetic_scaling = w.path_of("batch_scaling");
     s.workload.batch_extrapolation = linear;
     if (has_profile) {
       s.workload.batch_scaled = !s.workload.profile.covers(s.workload.batch_size);
@@ -298,6 +308,12 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
     // What each worker computes per iteration (crossbow: its learners' batches as one).
     s.workload.worker = s.training.sync_model->worker_workload(s.workload.profile, s.workload.batch_size,
                                                                s.workload.batch_extrapolation);
+    if (!synthetic_scaling.empty() &&
+        (!s.workload.batch_extrapolation || s.workload.worker.profile.batch_size == s.workload.batch_size))
+      throw ConfigError(synthetic_scaling,
+                        "only with a \"profile\", or \"linear\" where the sync model computes another batch than "
+                        "batch_size (crossbow with learners_per_gpu > 1: its k x batch_size, scaled per sample): a "
+                        "synthetic workload's times are given per batch_size");
     s.training.graph = s.training.sync_model->logical_graph(s.platform.workers, s.seed);  // ConfigError if N cannot form it
     s.training.collective_algorithm =
         create_plugin<models::Collective>(s.training.collective, "/training/collective", "collective");

@@ -62,6 +62,8 @@ std::vector<LinkTrace> read_link_traces(const json& value, const std::string& pa
 
 /// The largest fixed cost per collective call accepted (1 s: real ones are microseconds to milliseconds).
 inline constexpr double MAX_CALL_COST_S = 1.0;
+/// The most workers (and parameter servers) a platform may have: platform.workers, --workers.
+inline constexpr int MAX_WORKERS = 1'000'000;
 std::string call_cost_range_message(double call_s);
 
 struct NetworkSpec {
@@ -198,6 +200,10 @@ double StragglerSpec::factor(int rank, Rng& rng) const {
 /// (platform.link.bandwidth) or a JSON pointer (/platform/link/bandwidth); `value` is parsed as
 /// JSON (with the limits of models/json_input.hpp), and taken as a string if it is not valid JSON.
 void apply_override(json& doc, const std::string& assignment);
+
+/// Refuses a hierarchical topology whose gpus_per_node (`given` in its params, else the default)
+/// does not divide the workers, at `path` (/platform/params/gpus_per_node, or --topology-params).
+void check_gpus_per_node(const platforms::Topology& topology, int workers, bool given, const std::string& path);
 
 /// Refuses settings the engine would ignore together (sim/scenario_checks.cpp): a collective
 /// with a parameter-server sync model (`collective_given`: the scenario names one), idle

@@ -45,7 +45,7 @@ CalibratedNetwork apply_calibration(const json* network, const std::string& base
   const json& ref = out.network["calibration"];
   if (!ref.is_string() || ref.get<std::string>().empty())
     throw ConfigError(path, fmt::format("expected the file name of a calibration (ddlsim calibrate --out), got {}",
-                                        json_type_name(ref)));
+                                        ref.is_string() ? "an empty string" : json_type_name(ref)));
   out.file = resolve_beside(ref.get<std::string>(), base_dir);
   const json snippet = load_referenced(out.file, "calibration", path, read_snippet);
   out.network.erase("calibration");

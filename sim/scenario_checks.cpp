@@ -12,6 +12,13 @@ std::string call_cost_range_message(double call_s) {
                      MAX_CALL_COST_S, call_s);
 }
 
+void check_gpus_per_node(const platforms::Topology& topology, int workers, bool given, const std::string& path) {
+  if (const int g = topology.gpus_per_node; g > 0 && workers % g != 0)
+    throw ConfigError(path, fmt::format("{} GPUs per node{} do not divide the {} workers (nodes fill in rank order: the "
+                                        "last would hold {}); give a gpus_per_node that divides them",
+                                        g, given ? "" : " (the default)", workers, workers % g));
+}
+
 void check_combination(const Scenario& s, bool collective_given) {
   const auto& coll = *s.training.collective_algorithm;
   if (s.training.sync_model->uses_servers() && collective_given)

@@ -214,6 +214,9 @@ void read_adaptive_compression(ObjectReader& training, Scenario& s, const std::s
     throw ConfigError(gpath, "adaptive compression needs a gain model: a file such as "
                              "scenarios/compression_gain/digits_cnn_topk.json (made by tools/measure_gain.py), or the "
                              "same object inline");
+  if (g->is_string() && g->get<std::string>().empty())
+    throw ConfigError(gpath, "expected the file name of a gain model (e.g. scenarios/compression_gain/digits_cnn_topk.json, "
+                             "made by tools/measure_gain.py) or the same object inline, got an empty string");
   if (g->is_string()) {
     a.gain_file = resolve_beside(g->get<std::string>(), base_dir);
     a.gain = std::make_shared<const models::GainModel>(models::GainModel::load(a.gain_file, gpath));
@@ -231,7 +234,11 @@ void read_compression_cost(ObjectReader& training, Scenario& s, const std::strin
   if (c.has("table")) {
     if (c.has("encode") || c.has("decode"))
       throw ConfigError(c.path_of("table"), "give a \"table\" or \"encode\" and \"decode\" coefficients, not both");
-    spec.table_file = resolve_beside(c.required_string("table"), base_dir);
+    const std::string table = c.required_string("table");
+    if (table.empty())
+      throw ConfigError(c.path_of("table"),
+                        fmt::format("expected the file name of a compression-cost table ({}), got an empty string", TABLES));
+    spec.table_file = resolve_beside(table, base_dir);
   } else {
     spec.cost.encode = read_terms(c.object("encode"));
     spec.cost.decode = read_terms(c.object("decode"));

@@ -3,6 +3,8 @@
 
 #include "models/collective.hpp"
 #include "models/error.hpp"
+#include "sim/compare_estimate.hpp"
+#include "sim/scenario.hpp"
 
 #include <fmt/format.h>
 #include <stdexcept>
@@ -13,16 +15,16 @@ json schedule_document(const ScheduleRequest& request) {
   using models::CollectiveRegistry;
   const auto collective = CollectiveRegistry::instance().create(request.algorithm, request.params, "--algorithm",
                                                                 "--params", "collective");
-  if (request.workers < 1)
-    throw ConfigError("--workers", fmt::format("expected an integer >= 1, got {}", request.workers));
+  if (request.workers < 1 || request.workers > MAX_WORKERS)
+    throw ConfigError("--workers", fmt::format("expected an integer in [1, {}], got {}", MAX_WORKERS, request.workers));
   if (!(request.bytes >= 0)) throw ConfigError("--bytes", fmt::format("expected a size >= 0, got {}", request.bytes));
   if (request.bandwidth_Bps.has_value() != request.latency_s.has_value())
     throw ConfigError(request.bandwidth_Bps ? "--latency" : "--bandwidth",
                       "--bandwidth and --latency go together (the network of the closed form)");
   int servers = collective->uses_servers() ? 1 : 0;
   if (request.servers) {
-    if (*request.servers < 0)
-      throw ConfigError("--servers", fmt::format("expected an integer >= 0, got {}", *request.servers));
+    if (*request.servers < 0 || *request.servers > MAX_WORKERS)
+      throw ConfigError("--servers", fmt::format("expected an integer in [0, {}], got {}", MAX_WORKERS, *request.servers));
     if (*request.servers > 0 && !collective->uses_servers())
       throw ConfigError("--servers", fmt::format("\"{}\" uses no parameter servers", request.algorithm));
     if (*request.servers == 0 && collective->uses_servers())
@@ -51,6 +53,9 @@ json schedule_document(const ScheduleRequest& request) {
         network ? collective->resolve(group, request.bytes, *network) : *collective;
     const std::string picked = network ? collective->resolved_name(group, request.bytes, *network) : "";
     doc["runs"] = picked.empty() ? request.algorithm : picked;
+    if (request.before_build)
+      request.before_build(estimate_schedule(runs, group, request.bytes, request.pipelined,
+                                             request.params.empty() ? "--workers" : "--params"));
     for (int rank = 0; rank < group.size(); ++rank) {
       const auto steps = request.pipelined ? runs.rank_phases(rank, group, request.bytes)
                                            : runs.rank_schedule(rank, group, request.bytes);

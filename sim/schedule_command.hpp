@@ -6,7 +6,9 @@
 #pragma once
 
 #include "models/json_reader.hpp"
+#include "sim/work_estimate.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -23,6 +25,9 @@ struct ScheduleRequest {
   /// both or neither.
   std::optional<double> bandwidth_Bps;
   std::optional<double> latency_s;
+  /// Called with the work estimate (sim/compare_estimate.hpp) before the document is built; may
+  /// refuse by throwing (EstimateOptions::apply).
+  std::function<void(const WorkEstimate&)> before_build;
 };
 
 /// The schedule document (docs/validation.md, "Schedules"):
@@ -32,7 +37,8 @@ struct ScheduleRequest {
 ///    "latency_steps": [rank][step] (algorithm steps a pipelined entry stands for),
 ///    "analytic_time_s" (only with a network)}.
 /// Ranks 0..workers-1 are the workers, then the servers. Throws ConfigError naming the option
-/// on bad input (an unknown algorithm, bad params, servers given to an algorithm without them).
+/// on bad input (an unknown algorithm, bad params, servers given to an algorithm without them,
+/// workers or servers beyond the scenario's 1,000,000).
 json schedule_document(const ScheduleRequest& request);
 
 }  // namespace ddlsim::sim

@@ -1,6 +1,7 @@
 #include "sim/work_estimate.hpp"
 
 #include "sim/fiber_lane.hpp"
+#include "sim/work_constants.hpp"
 #include "sim/schedule_executor.hpp"
 #include "sim/worker_classes.hpp"
 
@@ -21,71 +22,12 @@
 namespace ddlsim::sim {
 namespace {
 
-// The model's constants, measured on the development machine (2 cores, Release build; the runs
-// behind them: docs/reliability.md, "Work estimate"). Times are wall seconds, sizes bytes.
-constexpr double BASE_MEMORY = 36e6;            // the process before the platform is built
-constexpr double HOST_S = 80e-6;                // per host: its SimGrid host, mailboxes, records
-constexpr double HOST_MEMORY = 10e3;
-constexpr double ACTOR_S = 60e-6;               // per actor: creation and start
-constexpr double ACTOR_MEMORY = 10e3;           // its stack's touched pages and context
-constexpr double LINK_S = 15e-6;                // per link: the graph's edge and SimGrid's link and route
-constexpr double LINK_DEGREE_S = 43e-9;         // per link and mean host degree: routes found by scanning a host's links
-constexpr double LINK_MEMORY = 2.9e3;
-constexpr double LAYER_S = 0.8e-6;              // per profile layer: loading and planning
-constexpr double LAYER_MEMORY = 230;            // per profile layer: the profiles and the plan
-constexpr double WORKER_ITERATION_S = 5e-6;     // per worker and iteration: marks, records, barriers
-constexpr double COMPUTE_CALL_S = 20e-9;        // per compute call of the trace replay (slept lazily)
-constexpr double ANALYTIC_COLLECTIVE_S = 0.1e-6;  // per worker and bucket at analytic fidelity
-constexpr double FLOW_S = 7e-6;                 // per SimGrid communication of a collective or a push/pull
-constexpr double MESSAGE_S = 14e-6;             // per point-to-point message (isend/irecv/put and its wait)
-/// Per bucket, push or pull, worker x worker x server: the flows into a server share its link,
-/// and every start and end re-shares the bandwidth among them.
-constexpr double SHARED_FLOW_S = 1.1e-7;
-constexpr double ASYNCHRONOUS_SHARING = 7;      // asp and ssp: pushes and pulls of different buckets overlap
-/// Per link-trace entry replayed on one link at flow fidelity: SimGrid's profile event and the
-/// re-sharing of that link's flows.
-constexpr double TRACE_EVENT_S = 0.4e-6;
-constexpr double TRACE_EVENT_MEMORY = 30;  // SimGrid keeps about this much per replayed entry
-/// At analytic fidelity, per change of a traced network: every link's value and the alpha-beta
-/// parameters evaluated again (per link), and the segment kept.
-constexpr double TRACE_SEGMENT_LINK_S = 60e-9;
-constexpr double TRACE_SEGMENT_MEMORY = 160;
-/// The analytic fiber lane (sim/fiber_lane.hpp; no SimGrid): per host and per link of the graph
-/// (loading, records, links.csv), per simulated worker (its fiber's touched stack and state) and
-/// iteration (measured with every worker waking at its own time, the slowest case), per worker
-/// not simulated (sim/worker_classes.hpp) and iteration (its copied records and totals), per
-/// iterations.csv row.
-constexpr double FIBER_GRAPH_ELEMENT_S = 2.9e-6;
-constexpr double FIBER_GRAPH_ELEMENT_MEMORY = 1.1e3;
-constexpr double FIBER_MEMORY = 13.5e3;
-constexpr double FIBER_WORKER_ITERATION_S = 6.4e-6;
-constexpr double COPIED_RECORD_S = 25e-9;
-constexpr double FIBER_CSV_ROW_S = 125e-9;
-constexpr double TIMELINE_EVENT_S = 1.2e-6;     // per timeline event: its label, formatting, writing
-constexpr double CSV_ROW_BYTES = 130;           // iterations.csv, per worker and iteration
-constexpr double TIMELINE_EVENT_BYTES = 105;    // timeline.json, per event
-/// Above this many latency steps per rank, a schedule is not built to count its sends (the count
-/// of steps stands for it): the estimate must stay cheap.
-constexpr double MAX_COUNTED_STEPS = 200'000;
+using namespace work;  // the constants (sim/work_constants.hpp)
 
-/// Per collective call of `bytes` at flow fidelity: the sends of one rank and the steps it holds
-/// (a generated schedule: one at a time).
-struct CallShape {
-  double sends = 0;
-  double steps = 0;
-};
 
 CallShape call_shape(const WorkPlan& w, double bytes) {
   const auto& algo = w.scenario.training.collective_algorithm->resolve(w.group, bytes, w.ab);
-  // The closed form with alpha = 1 and beta = 0 counts the latency steps of a rank.
-  const double latency_steps = algo.analytic_time_s(w.group, bytes, models::AlphaBeta(1.0, 0.0));
-  if (!(latency_steps <= MAX_COUNTED_STEPS)) return {latency_steps, latency_steps};
-  const bool stepwise = w.scenario.network.granularity == Granularity::STEPWISE;
-  const auto source = rank_steps(algo, 0, w.group, bytes, stepwise);
-  CallShape shape{0, static_cast<double>(source->held())};
-  for (models::RankStep step; source->next(step);)
-    for (const auto& op : step.ops) shape.sends += op.kind == models::RankOp::Kind::SEND ? 1 : 0;
-  return shape;
+  return collective_call_shape(algo, 0, w.group, bytes, w.scenario.network.granularity == Granularity::STEPWISE);
 }
 
 std::string layers_path(const Scenario& s) {
@@ -119,6 +61,23 @@ double read_cgroup_limit() {
 
 }  // namespace
 
+CallShape collective_call_shape(const models::Collective& algo, int rank, const models::CollectiveGroup& group,
+                                double bytes, bool stepwise) {
+  // The closed form with alpha = 1 and beta = 0 counts the latency steps of a rank.
+  const double latency_steps = algo.analytic_time_s(group, bytes, models::AlphaBeta(1.0, 0.0));
+  if (!(latency_steps <= MAX_COUNTED_STEPS)) return {latency_steps, latency_steps, latency_steps, 1};
+  const auto source = rank_steps(algo, rank, group, bytes, stepwise);
+  CallShape shape{0, static_cast<double>(source->held()), 0, 0};
+  for (models::RankStep step; source->next(step);) {
+    double sends = 0;
+    for (const auto& op : step.ops) sends += op.kind == models::RankOp::Kind::SEND ? 1 : 0;
+    shape.sends += sends;
+    shape.shared += sends * sends;
+    shape.widest = std::max(shape.widest, sends);
+  }
+  return shape;
+}
+
 WorkEstimate estimate_work(const WorkPlan& w) {
   const Scenario& s = w.scenario;
   const auto& sync = *s.training.sync_model;
@@ -136,7 +95,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
   const std::string workers_path = servers > n ? "/platform/parameter_servers" : "/platform/workers";
   // The fiber lane simulates `simulated` workers (one per class of identical workers where it can).
   const bool fibers = detail::fiber_lane_applies(s);
-  const auto classes = fibers ? detail::worker_classes(s) : nullptr;
+  const auto classes = fibers && !w.every_worker ? detail::worker_classes(s) : nullptr;
   const double simulated = classes ? static_cast<double>(classes->simulated().size()) : n;
   e.simulated_workers = simulated;
 
@@ -174,20 +133,35 @@ WorkEstimate estimate_work(const WorkPlan& w) {
       events += simulated * buckets;
     } else {
       std::map<double, CallShape> shapes;  // by bucket bytes
-      double sends = 0, held = 0;
+      double sends = 0, held = 0, shared = 0, widest = 0;
       for (std::size_t b = 0; b < w.plan.buckets.size(); ++b) {
         const double bytes = b < w.plan.compression.size() ? w.plan.compression[b].comm_bytes : w.plan.buckets[b].bytes;
         auto found = shapes.find(bytes);
         if (found == shapes.end()) found = shapes.emplace(bytes, call_shape(w, bytes)).first;
         sends += found->second.sends;
+        shared += found->second.shared;
         held = std::max(held, found->second.steps);
+        widest = std::max(widest, found->second.widest);
       }
       const double call_flows = n * sends;
-      // While a call runs, every rank holds its schedule.
-      per_iteration.push_back({"collective flows", collective_path(s), call_flows * FLOW_S,
-                               n * held * inflight * static_cast<double>(sizeof(models::RankStep))});
+      // While a call runs, every rank holds its schedule and its widest step's flows.
+      per_iteration.push_back(
+          {"collective flows", collective_path(s), call_flows * FLOW_S + n * shared * STEP_SHARED_FLOW_S,
+           n * inflight * (held * static_cast<double>(sizeof(models::RankStep)) + widest * FLOW_MEMORY)});
       flows += call_flows;
     }
+  }
+  if (sync.uses_subgroup_collectives()) {
+    // A subgroup all-reduce runs as flows at every fidelity. The one model that makes them,
+    // selective_sync, exchanges its flags by one all-reduce of CONTROL_BYTES among all the workers
+    // every iteration, with the scenario's collective (SyncModel says no more than that it makes some).
+    const auto& algo = s.training.collective_algorithm->resolve(w.group, models::CONTROL_BYTES, w.ab);
+    const CallShape shape = collective_call_shape(algo, 0, w.group, models::CONTROL_BYTES,
+                                                  s.network.granularity == Granularity::STEPWISE);
+    per_iteration.push_back({"flag all-reduce flows", "/training/sync",
+                             n * shape.sends * FLOW_S + n * shape.shared * STEP_SHARED_FLOW_S,
+                             n * (shape.steps * static_cast<double>(sizeof(models::RankStep)) + shape.widest * FLOW_MEMORY)});
+    flows += n * shape.sends;
   }
   if (sync.uses_servers()) {
     // A shard of every bucket to every server and back; the flows into one server share its
@@ -299,34 +273,43 @@ std::string format_duration(double seconds) {
 void check_work(const WorkEstimate& e, const MachineLimits& limits) {
   // The rest of the estimate, after the quantity a message is about.
   const std::string events =
-      fmt::format("{:.3g} engine events over {} iteration{}", e.events, e.iterations, e.iterations == 1 ? "" : "s");
+      fmt::format("{:.3g} engine events over {} {}{}", e.events, e.iterations, e.unit, e.iterations == 1 ? "" : "s");
   const std::string memory = fmt::format("{} of memory", units::format_bytes(e.memory_bytes));
-  const std::string output = fmt::format("{} of output", units::format_bytes(e.output_bytes));
+  // A comparison (ddlsim collectives) writes no files: its messages leave the output out.
+  const std::string output = e.unit == "iteration" ? fmt::format("{} of output", units::format_bytes(e.output_bytes)) : "";
   const std::string wall = fmt::format("{} of wall time", format_duration(e.wall_s));
+  const auto rest = [](std::initializer_list<std::string> parts) {
+    std::string out;
+    for (const auto& p : parts)
+      if (!p.empty()) out += (out.empty() ? "" : ", ") + p;
+    return out;
+  };
   const auto largest = [&e](auto value) {
     const WorkTerm* top = &e.terms.front();
     for (const auto& t : e.terms)
       if (value(t) > value(*top)) top = &t;
     return top;
   };
-  constexpr const char* ADVICE = "make the run smaller, or pass --force to run it anyway (docs/reliability.md)";
+  // "make the run smaller", "make the comparison smaller"
+  const std::string ADVICE = fmt::format("make {} smaller, or pass --force to run it anyway (docs/reliability.md)",
+                                         e.subject.rfind("this ", 0) == 0 ? "the " + e.subject.substr(5) : e.subject);
   if (limits.memory_bytes > 0 && e.memory_bytes > limits.memory_bytes) {
     const WorkTerm* top = largest([](const WorkTerm& t) { return t.memory_bytes; });
-    throw ConfigError(top->path, fmt::format("this run is estimated at {} of memory, more than {} (most of it for the "
+    throw ConfigError(top->path, fmt::format("{} is estimated at {} of memory, more than {} (most of it for the "
                                              "{}; {}): {}",
-                                             units::format_bytes(e.memory_bytes),
+                                             e.subject, units::format_bytes(e.memory_bytes),
                                              limits.memory_given ? fmt::format("the --max-memory limit of {}",
                                                                                units::format_bytes(limits.memory_bytes))
                                                                  : fmt::format("the {} this machine has available",
                                                                                units::format_bytes(limits.memory_bytes)),
-                                             top->what, fmt::join({events, wall, output}, ", "), ADVICE));
+                                             top->what, rest({events, wall, output}), ADVICE));
   }
   if (limits.disk_bytes >= 0 && e.output_bytes > limits.disk_bytes)
     throw ConfigError(e.timeline_bytes > e.csv_bytes ? "/output/timeline" : "/output/iterations_csv",
-                      fmt::format("this run's outputs are estimated at {}, more than the {} free where they go ({}): "
+                      fmt::format("{}'s outputs are estimated at {}, more than the {} free where they go ({}): "
                                   "turn off output.timeline or output.iterations_csv, or {}",
-                                  units::format_bytes(e.output_bytes), units::format_bytes(limits.disk_bytes),
-                                  fmt::join({events, wall, memory}, ", "), ADVICE));
+                                  e.subject, units::format_bytes(e.output_bytes), units::format_bytes(limits.disk_bytes),
+                                  rest({events, wall, memory}), ADVICE));
   if (limits.wall_s > 0 && e.wall_s > limits.wall_s) {
     const std::string limit = limits.wall_given ? fmt::format("the --max-time limit of {}", format_duration(limits.wall_s))
                                                 : fmt::format("the limit of {}", format_duration(limits.wall_s));
@@ -334,14 +317,14 @@ void check_work(const WorkEstimate& e, const MachineLimits& limits) {
     if (e.per_iteration_s * 10 <= limits.wall_s && e.setup_s <= limits.wall_s / 2 &&
         e.per_iteration_s * e.iterations >= e.wall_s / 2)
       throw ConfigError("/workload/iterations",
-                        fmt::format("this run is estimated at {} of wall time, above {} ({} iterations of {}; {}): {}",
-                                    format_duration(e.wall_s), limit, e.iterations, units::format_time(e.per_iteration_s),
-                                    fmt::join({events, memory, output}, ", "), ADVICE));
+                        fmt::format("{} is estimated at {} of wall time, above {} ({} iterations of {}; {}): {}",
+                                    e.subject, format_duration(e.wall_s), limit, e.iterations, units::format_time(e.per_iteration_s),
+                                    rest({events, memory, output}), ADVICE));
     const WorkTerm* top = largest([](const WorkTerm& t) { return t.wall_s; });
-    throw ConfigError(top->path, fmt::format("this run is estimated at {} of wall time, above {} (most of it for the {}; "
+    throw ConfigError(top->path, fmt::format("{} is estimated at {} of wall time, above {} (most of it for the {}; "
                                              "{}): {}",
-                                             format_duration(e.wall_s), limit, top->what,
-                                             fmt::join({events, memory, output}, ", "), ADVICE));
+                                             e.subject, format_duration(e.wall_s), limit, top->what,
+                                             rest({events, memory, output}), ADVICE));
   }
 }
 

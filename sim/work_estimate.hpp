@@ -23,6 +23,8 @@ struct WorkPlan {
   const models::TrainingPlan& plan;
   const models::CollectiveGroup& group;
   const models::AlphaBeta& ab;
+  /// RunOptions::every_worker (--every-worker): no classes of identical workers.
+  bool every_worker = false;
 };
 
 /// One term of the estimate, and the JSON path that scales it (named when it makes a run too big).
@@ -34,6 +36,8 @@ struct WorkTerm {
 };
 
 struct WorkEstimate {
+  std::string subject = "this run";  // what the messages call it ("this comparison": ddlsim collectives)
+  std::string unit = "iteration";    // what `iterations` counts ("collective call")
   int iterations = 0;
   double events = 0;           // engine activities: compute calls, flows, analytic collectives, server updates
   double events_per_iteration = 0;
@@ -54,6 +58,21 @@ struct WorkEstimate {
 inline constexpr double MAX_WALL_S = 3600;
 
 WorkEstimate estimate_work(const WorkPlan& plan);
+
+/// Per collective call of `bytes` at flow fidelity, for rank `rank`: its sends, the steps it holds
+/// at once (a generated schedule: one), the sum over its steps of the step's sends squared (a
+/// step's flows share its NIC: each start and end re-shares the bandwidth among them), and the
+/// most sends of one step (its flows in flight at once). Above MAX_COUNTED_STEPS latency steps
+/// (the closed form with alpha = 1, beta = 0) the schedule is not built: the count of steps
+/// stands for them, one send each.
+struct CallShape {
+  double sends = 0;
+  double steps = 0;
+  double shared = 0;
+  double widest = 0;
+};
+CallShape collective_call_shape(const models::Collective& algo, int rank, const models::CollectiveGroup& group,
+                                double bytes, bool stepwise);
 
 /// What the run may use: the memory available (MemAvailable, or the cgroup's limit if lower;
 /// or --max-memory), the free space where the outputs go (-1 where it cannot be read) and the

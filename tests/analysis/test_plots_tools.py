@@ -71,7 +71,7 @@ class UnitsTest(unittest.TestCase):
         self.assertEqual(units.parse_bandwidth_Bps("25000Mbps"), 25e9 / 8)
         self.assertEqual(units.parse_bandwidth_Bps("3.125GBps"), 25e9 / 8)
         self.assertEqual(units.parse_bandwidth_Bps("100Mbps"), 100e6 / 8)
-        self.assertEqual(units.parse_bandwidth_Bps(" 10 Gbps "), 10e9 / 8)
+        self.assertEqual(units.parse_bandwidth_Bps("10 Gbps"), 10e9 / 8)
         self.assertEqual(units.parse_bandwidth_Bps("1e2Mbps"), 100e6 / 8)
         self.assertEqual(units.parse_bandwidth_Bps("1.6Tbps"), 1.6e12 / 8)
 
@@ -104,6 +104,10 @@ class UnitsTest(unittest.TestCase):
             (units.parse_bandwidth_Bps, "10gbps", 'unknown bandwidth unit "gbps" in "10gbps"; expected one of bps, '
                                                   "Kbps, Mbps, Gbps, Tbps, Bps, KBps, MBps, GBps, TBps, KiBps, "
                                                   "MiBps, GiBps, TiBps"),
+            (units.parse_bandwidth_Bps, " 10 Gbps ", '" 10 Gbps " has a space at its start; a bandwidth is written '
+                                                     'without spaces around it: "10 Gbps"'),
+            (units.parse_time_s, "2us ", '"2us " has a space at its end; a time is written without spaces around '
+                                         'it: "2us"'),
         ]
         for parse, text, message in cases:
             with self.assertRaises(units.UnitError, msg=text) as cm:

@@ -21,7 +21,15 @@ TEST_CASE("bandwidth units: bits and bytes, decimal and binary") {
   CHECK(units::parse_bandwidth_Bps("1TBps") == doctest::Approx(1e12));
   CHECK(units::parse_bandwidth_Bps("1KiBps") == doctest::Approx(1024.0));
   CHECK(units::parse_bandwidth_Bps("1GiBps") == doctest::Approx(1073741824.0));
-  CHECK(units::parse_bandwidth_Bps(" 10 Gbps ") == doctest::Approx(1.25e9));
+  CHECK(units::parse_bandwidth_Bps("10 Gbps") == doctest::Approx(1.25e9));  // as format_bandwidth writes it
+  // A space around the quantity is a stray one (docs/reliability.md, "Ranges").
+  CHECK_THROWS_WITH_AS(units::parse_bandwidth_Bps(" 10 Gbps "),
+                       "\" 10 Gbps \" has a space at its start; a bandwidth is written without spaces around it: "
+                       "\"10 Gbps\"",
+                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(units::parse_bandwidth_Bps("5Gbps\t"),
+                       "\"5Gbps\\t\" has a space at its end; a bandwidth is written without spaces around it: \"5Gbps\"",
+                       std::invalid_argument);
   CHECK(units::parse_bandwidth_Bps("1e2Mbps") == doctest::Approx(12.5e6));
 }
 
