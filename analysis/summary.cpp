@@ -345,8 +345,13 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
   row("speedup", std::isnan(s.speedup) ? std::string("undefined (the profile has no single-worker compute time)")
                                        : fmt::format("{:.4g} (of {} workers)", s.speedup, s.workers));
   row("scaling_efficiency", std::isnan(s.scaling_efficiency) ? std::string("undefined") : fmt::format("{:.4g}", s.scaling_efficiency));
-  row("comm_bytes_per_iteration", fmt::format("{:.6g} ({}, {} buckets)", s.comm_bytes_per_iteration,
-                                               units::format_bytes(s.comm_bytes_per_iteration), result.buckets));
+  // Only models that send the gradient buckets say how many there are (gossip and the event models send models
+  // and tensors, not buckets).
+  const bool buckets = sc.training.sync_model->uses_collective() || sc.training.sync_model->uses_servers();
+  row("comm_bytes_per_iteration",
+      buckets ? fmt::format("{:.6g} ({}, {} buckets)", s.comm_bytes_per_iteration,
+                            units::format_bytes(s.comm_bytes_per_iteration), result.buckets)
+              : fmt::format("{:.6g} ({})", s.comm_bytes_per_iteration, units::format_bytes(s.comm_bytes_per_iteration)));
   row("messages_per_iteration", fmt::format("{:.6g}", s.messages_per_iteration));
   for (const auto& c : result.collective_choices)
     row(fmt::format("{} for {} buckets", sc.training.collective.name, units::format_bytes(c.bucket_bytes)),
@@ -358,10 +363,16 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
                                            s.staleness.max));
   if (sc.training.compressor.name != "none") {
     const auto c = compression_json(sc, result);
-    row("compression", fmt::format("{}: {} of {} per worker and iteration (ratio {:.4g}), encode {:.3g} s, decode {:.3g} s",
+    // Both ratios, named: the compressor's k/n (its "ratio" param, for sparsifiers) and wire / dense bytes.
+    const auto settings = sc.training.compressor_model->settings();
+    const std::string kn = settings.contains("ratio") && settings["ratio"].is_number()
+                               ? fmt::format("k/n {:.4g}, ", settings["ratio"].get<double>())
+                               : std::string();
+    row("compression", fmt::format("{}: {} of {} per worker and iteration ({}wire/dense {:.4g}), encode {:.3g} s, "
+                                   "decode {:.3g} s",
                                    sc.training.compressor.name,
                                    units::format_bytes(c["wire_bytes_per_worker_iteration"].get<double>()),
-                                   units::format_bytes(c["dense_bytes_per_worker_iteration"].get<double>()),
+                                   units::format_bytes(c["dense_bytes_per_worker_iteration"].get<double>()), kn,
                                    c["compression_ratio"].get<double>(), c["encode_time_per_iteration_s"].get<double>(),
                                    c["decode_time_per_iteration_s"].get<double>()));
   }

@@ -153,3 +153,25 @@ TEST_CASE("run --every-worker simulates every worker and writes the outputs of t
   CHECK(estimate("--every-worker") == 64);
   CHECK(ddlsim::test::ddlsim("run --help").out.find("--every-worker") != std::string::npos);
 }
+
+TEST_CASE("the run table: buckets only for models that send buckets, and both compression ratios named") {
+  using ddlsim::test::TempDir;
+  TempDir tmp;
+  auto gossip = ddlsim::test::small_scenario("g");
+  gossip["training"] = {{"sync", {{"name", "gossip"}}}};
+  auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {}", tmp.write("g.json", gossip.dump()), tmp.file("g")));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("buckets)") == std::string::npos);
+  auto bsp = ddlsim::test::small_scenario("b");
+  r = ddlsim::test::ddlsim(fmt::format("run {} --out {}", tmp.write("b.json", bsp.dump()), tmp.file("b")));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("buckets)") != std::string::npos);
+  // top-k at 1 %: k/n = 0.01, and its fp32 values plus int32 indices make wire / dense = 0.02.
+  auto topk = ddlsim::test::small_scenario("t");
+  topk["training"]["collective"] = {{"name", "auto"}};
+  topk["training"]["compressor"] = {{"name", "topk"}, {"params", {{"ratio", 0.01}}}};
+  topk["training"]["compression_cost"] = {{"encode", nlohmann::json::object()}, {"decode", nlohmann::json::object()}};
+  r = ddlsim::test::ddlsim(fmt::format("run {} --out {}", tmp.write("t.json", topk.dump()), tmp.file("t")));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("(k/n 0.01, wire/dense 0.02)") != std::string::npos);
+}
