@@ -46,6 +46,9 @@ std::string describe(const models::SoftwareCost& c) {
   if (c.rendezvous == models::Rendezvous::SEGMENT)
     parts.push_back(fmt::format("handshake per {} segment, {} in flight", units::format_bytes(c.segment_bytes),
                                 c.segments_in_flight));
+  if (c.rendezvous == models::Rendezvous::CREDIT)
+    parts.push_back(fmt::format("{} credits of {} posted up front, no handshake", c.segments_in_flight,
+                                units::format_bytes(c.segment_bytes)));
   if (c.call_cost_s) parts.push_back(fmt::format("call cost {}", units::format_time(*c.call_cost_s)));
   std::string out;
   for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;

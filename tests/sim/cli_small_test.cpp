@@ -61,6 +61,8 @@ TEST_CASE("list names every registry and choice a scenario can give, with its JS
     CHECK(r.out.find(fmt::format("\n  {:<22} ", preset)) != std::string::npos);
   CHECK(r.out.find("\n  gloo                   overhead 15 us send, 15 us receive per step; protocol efficiency 0.9415; "
                    "handshake per 1.049 MB segment, 2 in flight; call cost 50 us\n") != std::string::npos);
+  CHECK(r.out.find("\n  nccl_simple            overhead 6.6 us send, 0 s receive per step; 8 credits of 524.3 KB posted up "
+                   "front, no handshake; call cost 8.4 us\n") != std::string::npos);
   for (const char* name : {"mgwfbp", "horovod", "torus2d", "random_matching", "dmodk", "calibrated", "pipelined", "lognormal"})
     CHECK_MESSAGE(r.out.find(fmt::format("\n  {} ", name)) != std::string::npos, name);
   // Every line names something and says what it is.
