@@ -105,50 +105,6 @@ std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario
   return out;
 }
 
-models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topo) {
-  const auto& g = topo.graph;
-  const auto n = boost::num_vertices(g);
-  double min_bw = std::numeric_limits<double>::infinity();
-  for (auto e : boost::make_iterator_range(boost::edges(g))) min_bw = std::min(min_bw, g[e].bandwidth_Bps);
-  // alpha: the worst path latency between two hosts (routes of fewest hops, as the emitted platform's).
-  // The builders' platforms look the same from every host, so worker 0's paths give it; on a custom
-  // platform the worst path may join two other hosts (a ring pays its slowest hop at every step),
-  // so every host's paths are searched.
-  std::vector<int> hops(n);
-  std::vector<double> lat(n);
-  models::AlphaBeta ab;
-  auto from = [&](platforms::Vertex src) {
-    std::fill(hops.begin(), hops.end(), -1);
-    std::fill(lat.begin(), lat.end(), 0.0);
-    std::queue<platforms::Vertex> queue;
-    hops[src] = 0;
-    queue.push(src);
-    while (!queue.empty()) {
-      auto v = queue.front();
-      queue.pop();
-      for (auto e : boost::make_iterator_range(boost::out_edges(v, g))) {
-        auto w = boost::target(e, g);
-        if (hops[w] < 0) {
-          hops[w] = hops[v] + 1;
-          lat[w] = lat[v] + g[e].latency_s;
-          queue.push(w);
-        }
-      }
-    }
-    for (auto v : topo.workers) ab.alpha_s = std::max(ab.alpha_s, lat[v]);
-    for (auto v : topo.servers) ab.alpha_s = std::max(ab.alpha_s, lat[v]);
-  };
-  if (topo.kind == "custom") {
-    for (auto v : topo.workers) from(v);
-    for (auto v : topo.servers) from(v);
-  } else {
-    from(topo.workers.front());
-  }
-  ab.beta_s_per_byte = std::isfinite(min_bw) ? 1.0 / min_bw : 0.0;
-  ab.local = intra_node_link_class(topo);  // hierarchical platforms only
-  return ab;
-}
-
 namespace detail {
 
 void prepare_context(Context& ctx, const Scenario& scenario, const RunOptions& options) {
