@@ -10,6 +10,7 @@
 #include "sim/worker_classes.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -103,7 +104,8 @@ void check_classes_agree(const sim::Scenario& scenario, int expect_simulated) {
   REQUIRE(a.iteration_compression.size() == b.iteration_compression.size());
   for (std::size_t i = 0; i < a.iteration_compression.size(); ++i)
     CHECK(a.iteration_compression[i].collective == b.iteration_compression[i].collective);
-  const auto dir = std::filesystem::temp_directory_path() / "ddlsim_worker_classes_test";
+  // One folder per process: ctest runs this file's cases in parallel processes.
+  const auto dir = std::filesystem::temp_directory_path() / ("ddlsim_worker_classes_test_" + std::to_string(::getpid()));
   const auto by_class = files(scenario, false, dir.string() + "/classes");
   const auto one_by_one = files(scenario, true, dir.string() + "/every");
   CHECK(by_class.first.size() > 100);
