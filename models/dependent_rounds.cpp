@@ -25,6 +25,11 @@ class ChainedSource final : public StepSource {
 
 }  // namespace
 
+int collective_calls(const Collective& algorithm, double bytes) {
+  const auto* rounds = dynamic_cast<const DependentRounds*>(&algorithm);
+  return rounds != nullptr ? static_cast<int>(rounds->compressor_->rounds(bytes).size()) : 1;
+}
+
 DependentRounds::DependentRounds(std::shared_ptr<const Collective> inner, std::shared_ptr<const Compressor> compressor)
     : inner_(std::move(inner)), compressor_(std::move(compressor)) {}
 

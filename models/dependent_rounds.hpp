@@ -16,6 +16,10 @@
 
 namespace ddlsim::models {
 
+/// The library calls one collective call of `algorithm` for `bytes` makes: its rounds under
+/// DependentRounds (each round is an all-reduce of its own, with its own launch), else 1.
+int collective_calls(const Collective& algorithm, double bytes);
+
 class DependentRounds final : public Collective {
  public:
   /// `inner` runs every round; `compressor` splits a call's bytes into rounds.
@@ -35,6 +39,7 @@ class DependentRounds final : public Collective {
   /// The collective each round runs (the inner one, or what it resolves to for that round's bytes).
   DependentRounds(std::vector<const Collective*> per_round, std::shared_ptr<const Compressor> compressor);
   [[nodiscard]] const Collective& round_algorithm(std::size_t round) const;
+  friend int collective_calls(const Collective& algorithm, double bytes);
 
   std::shared_ptr<const Collective> inner_;
   std::vector<const Collective*> per_round_;  // empty: inner_ for every round

@@ -54,7 +54,7 @@ double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState
       end = memo.end_s;
     } else {
       const CostTerms cost = cost_terms(algo, ctx.group, item.request.bytes, ctx.network->at(start));
-      end = ctx.network->finish(start, call_cost_s(ctx, algo) + cost.latency_s, cost.transfer_s);
+      end = ctx.network->finish(start, call_cost_s(ctx, algo, item.request.bytes) + cost.latency_s, cost.transfer_s);
     }
     if (!known) memo = AnalyticRound::Resolved{start, item.request.bytes, end, chosen};
     last = std::max(last, end);

@@ -13,7 +13,7 @@ namespace {
 std::function<double(double)> allreduce_cost(const Context& ctx) {
   return [&ctx](double bytes) {
     const auto& algo = ctx.scenario->training.collective_algorithm->resolve(ctx.group, bytes, ctx.ab);
-    return call_cost_s(ctx, algo) + algo.analytic_time_s(ctx.group, bytes, ctx.ab);
+    return call_cost_s(ctx, algo, bytes) + algo.analytic_time_s(ctx.group, bytes, ctx.ab);
   };
 }
 }  // namespace
@@ -78,7 +78,7 @@ std::vector<AnalyticSpan> concurrent_spans(Context& ctx, const std::vector<Queue
     const auto& algo =
         coll.resolve(ctx.resolution_group(item.iteration, start), item.request.bytes, ctx.resolution_ab(item.iteration, start));
     const CostTerms cost = cost_terms(algo, ctx.group, item.request.bytes, ctx.network->at(start));
-    return models::ConcurrentCost{call_cost_s(ctx, algo) + cost.latency_s, cost.transfer_s};
+    return models::ConcurrentCost{call_cost_s(ctx, algo, item.request.bytes) + cost.latency_s, cost.transfer_s};
   });
   // This worker dispatches in order, once fewer than K of its collectives run: own_j =
   // max(its submit, own_{j-1}, admit_j); its stream is busy over the union of [own_j, end_j].

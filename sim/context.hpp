@@ -9,6 +9,7 @@
 // plain containers here are safe.
 #pragma once
 
+#include "models/dependent_rounds.hpp"
 #include "models/sync_model.hpp"
 #include "platforms/s4u_emitter.hpp"
 #include "sim/analytic_links.hpp"
@@ -178,8 +179,11 @@ int adaptive_variant(Context& ctx, int iteration, double now_s);
 
 /// The fixed cost of one collective call (launch and handshake); a collective
 /// among a single rank is no call at all.
-inline double call_cost_s(const Context& ctx, const models::Collective& algo) {
-  return ctx.group.workers > 1 || algo.uses_servers() ? ctx.scenario->network.collective_call_s : 0.0;
+/// A compressor's dependent rounds are one call each (models/dependent_rounds.hpp).
+inline double call_cost_s(const Context& ctx, const models::Collective& algo, double bytes) {
+  return ctx.group.workers > 1 || algo.uses_servers()
+             ? ctx.scenario->network.collective_call_s * models::collective_calls(algo, bytes)
+             : 0.0;
 }
 
 inline std::uint64_t units_of(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes * BYTE_SCALE)); }

@@ -141,7 +141,7 @@ void comm_stream(Context& ctx, int rank, int slot) {
         const auto& algo = coll.resolve(group, req.bytes, pick);
         if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, group, req.bytes, pick));
         // Every call pays its launch and handshake cost before its first message.
-        if (const double call = call_cost_s(ctx, algo); call > 0) sg4::this_actor::sleep_for(call);
+        if (const double call = call_cost_s(ctx, algo, req.bytes); call > 0) sg4::this_actor::sleep_for(call);
         TrafficCounters traffic;
         // A root other than 0 rotates the ranks: the schedule's rank i runs on worker (i + root) mod N.
         const std::vector<int> rotated = rotation(ctx.group.workers, req.root);

@@ -257,6 +257,11 @@ TEST_CASE("powersgd all-reduces P and then Q: two dependent rounds, each with it
             doctest::Approx(n * 2.0 * (n - 1) / n * (p + q)).epsilon(1e-12));
       if (std::string(granularity) == "stepwise")
         CHECK(r.summary["messages_per_iteration"].get<double>() == doctest::Approx(n * 2.0 * 2 * (n - 1)));
+      // Each round is an all-reduce call of its own: two launches.
+      s["network"]["collective_call_cost"] = "20us";
+      const auto called = run(tmp, std::string(fidelity) + granularity + "call", s);
+      CHECK(called.summary["iteration_time_s"].get<double>() ==
+            doctest::Approx(2 * 20e-6 + ring16(p) + ring16(q)).epsilon(1e-9));
     }
 }
 
