@@ -8,7 +8,8 @@
 // where 0.25 s is right). The bound from the route is redundant with the links' own capacity
 // constraints, which SimGrid does update; so at every bandwidth change every running flow's bound
 // is reset to what it is once the route's share is left to those constraints: the flow's own rate
-// cap (software costs, sim/schedule_executor.cpp), or none.
+// cap (software costs, sim/schedule_executor.cpp), or none. The loader refuses bandwidth traces with
+// the `tcp` model, whose LV08 bound also holds a TCP window computed from the start's latency.
 #pragma once
 
 #include "sim/scenario.hpp"
