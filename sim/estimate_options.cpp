@@ -19,17 +19,23 @@ void EstimateOptions::add_to(CLI::App* command, const std::string& what) {
   command->add_flag("--force", force_, "run even when the work estimate exceeds the memory available or --max-time");
 }
 
-MachineLimits EstimateOptions::limits() const {
-  MachineLimits limits = machine_limits(".");
-  limits.disk_bytes = -1;
-  if (!max_time_.empty()) {
-    limits.wall_s = units::cli_time_s(max_time_, "--max-time");
+MachineLimits limits_with_options(const std::string& output_dir, const std::string& max_time,
+                                  const std::string& max_memory) {
+  MachineLimits limits = machine_limits(output_dir);
+  if (!max_time.empty()) {
+    limits.wall_s = units::cli_time_s(max_time, "--max-time");
     limits.wall_given = true;
   }
-  if (!max_memory_.empty()) {
-    limits.memory_bytes = units::cli_bytes(max_memory_, "--max-memory");
+  if (!max_memory.empty()) {
+    limits.memory_bytes = units::cli_bytes(max_memory, "--max-memory");
     limits.memory_given = true;
   }
+  return limits;
+}
+
+MachineLimits EstimateOptions::limits() const {
+  MachineLimits limits = limits_with_options(".", max_time_, max_memory_);
+  limits.disk_bytes = -1;  // these commands write no files
   return limits;
 }
 

@@ -1,6 +1,7 @@
 // ddlsim: `ddlsim run` (sim/run_command.hpp).
 #include "sim/run_command.hpp"
 
+
 #include "analysis/output_dir.hpp"
 #include "analysis/run_outputs.hpp"
 #include "analysis/summary.hpp"
@@ -119,15 +120,7 @@ int RunCommand::run(const std::vector<std::string>& engine_args) const {
   options.stop_requested = [] { return stop_signal() != 0; };
   options.phase = [&progress](const char* what) { progress.phase(what); };
   options.every_worker = every_worker_;
-  MachineLimits limits = machine_limits(dir.dir());
-  if (!max_time_.empty()) {
-    limits.wall_s = units::cli_time_s(max_time_, "--max-time");
-    limits.wall_given = true;
-  }
-  if (!max_memory_.empty()) {
-    limits.memory_bytes = units::cli_bytes(max_memory_, "--max-memory");
-    limits.memory_given = true;
-  }
+  const MachineLimits limits = limits_with_options(dir.dir(), max_time_, max_memory_);
   options.before_run = [&](const WorkPlan& plan) {
     const WorkEstimate estimate = estimate_work(WorkPlan{plan.scenario, plan.plan, plan.group, plan.ab, every_worker_});
     if (estimate_) {

@@ -85,6 +85,10 @@ struct MachineLimits {
   bool wall_given = false;    // --max-time
 };
 MachineLimits machine_limits(const std::string& output_dir);
+/// The same with --max-time and --max-memory (empty: not given) in their place, as `run` and the
+/// other commands check an estimate against them (sim/estimate_options.cpp).
+MachineLimits limits_with_options(const std::string& output_dir, const std::string& max_time,
+                                  const std::string& max_memory);
 
 /// Throws ConfigError, naming the JSON path whose value makes the run too big and giving the
 /// estimate, when `estimate` exceeds `limits`.
