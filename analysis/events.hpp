@@ -3,8 +3,8 @@
 // from (summary.json "events", the run table, iterations.csv's events columns).
 #pragma once
 
-#include "sim/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "scenario/scenario.hpp"
+#include "engine/simulation.hpp"
 
 #include <nlohmann/json.hpp>
 #include <optional>

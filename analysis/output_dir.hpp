@@ -15,17 +15,16 @@
 // docs/outputs.md.
 #pragma once
 
+#include "scenario/output_limits.hpp"
+
 #include <filesystem>
 #include <string>
 #include <vector>
 
 namespace ddlsim::analysis {
 
-/// The longest final name of an output directory: a file system's 255 bytes, less room for the
-/// staging folder beside it (".NAME.ddlsim-PID"). Every other component may have 255 bytes, and
-/// the whole path MAX_DIR_PATH_BYTES (the kernel's 4,096, less the staging folder and a file name).
-inline constexpr std::size_t MAX_DIR_NAME_BYTES = 230;
-inline constexpr std::size_t MAX_DIR_PATH_BYTES = 4000;
+using sim::MAX_DIR_NAME_BYTES;  // scenario/output_limits.hpp
+using sim::MAX_DIR_PATH_BYTES;
 
 class OutputDir {
  public:

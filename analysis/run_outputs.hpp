@@ -7,8 +7,8 @@
 #pragma once
 
 #include "analysis/output_dir.hpp"
-#include "sim/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "scenario/scenario.hpp"
+#include "engine/simulation.hpp"
 
 #include <fmt/format.h>
 #include <fstream>

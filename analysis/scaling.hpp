@@ -3,7 +3,7 @@
 // settings summary.json records with them.
 #pragma once
 
-#include "sim/scenario.hpp"
+#include "scenario/scenario.hpp"
 
 #include <nlohmann/json.hpp>
 #include <string>

@@ -3,8 +3,8 @@
 // Every output file and field is documented in docs/outputs.md (units in names).
 #pragma once
 
-#include "sim/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "scenario/scenario.hpp"
+#include "engine/simulation.hpp"
 
 #include <map>
 #include <nlohmann/json.hpp>

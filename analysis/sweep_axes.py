@@ -86,7 +86,7 @@ def parse_grid(text):
 
 def section_axes(scenario_file, doc):
     """The scenario's "sweep" section as axes, in the order written: [(path, [--set texts])]. Its
-    shape is checked as `ddlsim validate` checks it (sim/scenario_sweep.cpp)."""
+    shape is checked as `ddlsim validate` checks it (scenario/scenario_sweep.cpp)."""
     section = doc.get("sweep") if isinstance(doc, dict) else None
     if section is None:
         return []

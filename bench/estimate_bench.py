@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark: the work estimate (sim/work_estimate.cpp) against measured runs.
+"""Benchmark: the work estimate (scenario/work_estimate.cpp) against measured runs.
 
 For each case, `ddlsim run --estimate` gives the estimated wall time and memory; the run itself
 (--force, --progress none, no timeline) is then measured, one process per run, median wall time

@@ -3,7 +3,7 @@
 // relative profile and trace names resolve in the bundled scenarios folder. Seeds: scenarios/*.json.
 #include "fuzz/fuzz_support.hpp"
 #include "models/json_input.hpp"
-#include "sim/scenario.hpp"
+#include "scenario/scenario.hpp"
 
 #include <cstdint>
 #include <string_view>

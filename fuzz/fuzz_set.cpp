@@ -1,9 +1,9 @@
 // libFuzzer target: `--set PATH=VALUE`. The input is up to four assignments, one per line, applied
-// to the bundled default scenario (sim/scenario_override.cpp), which is then validated as
+// to the bundled default scenario (scenario/scenario_override.cpp), which is then validated as
 // `ddlsim validate --set ...` does. Seeds: fuzz/seeds/set/.
 #include "fuzz/fuzz_support.hpp"
 #include "models/json_input.hpp"
-#include "sim/scenario.hpp"
+#include "scenario/scenario.hpp"
 
 #include <cstdint>
 #include <string>

@@ -63,7 +63,7 @@ struct AlphaBeta {
   std::shared_ptr<const SoftwareCost> software;
   /// Which part of a step's cost step_s() returns: all of it, only its latency terms (overheads,
   /// latency, handshake), or only its transfer term -- so the closed forms split into a latency
-  /// and a transfer part with software costs too (sim/analytic_network.cpp).
+  /// and a transfer part with software costs too (engine/analytic_network.cpp).
   enum class Part { ALL, LATENCY, TRANSFER };
   Part part = Part::ALL;
   [[nodiscard]] AlphaBeta only(Part p) const {

@@ -1,6 +1,6 @@
 // ddlsim: what one rank of a collective does -- its operations, its steps, and a source that
 // gives them one at a time (models/collective.hpp: Collective::rank_schedule, rank_phases and
-// rank_steps; sim/schedule_executor.hpp runs them).
+// rank_steps; engine/schedule_executor.hpp runs them).
 #pragma once
 
 #include <boost/container/small_vector.hpp>

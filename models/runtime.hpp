@@ -1,5 +1,5 @@
 // ddlsim: the worker side of the Runtime facade that sync models are written against
-// (models/sync_model.hpp); sim/worker_runtime.cpp implements it on SimGrid, tests with fakes.
+// (models/sync_model.hpp); engine/worker_runtime.cpp implements it on SimGrid, tests with fakes.
 //
 // Worker side:
 //  - compute() spends time;

@@ -1,6 +1,6 @@
 // ddlsim: the parameter-server side of the Runtime facade (models/sync_model.hpp): the pushes a
 // server receives, its clocks for bounded staleness, and the ServerRuntime a sync model's server
-// loop is written against (sim/servers.cpp implements it on SimGrid).
+// loop is written against (engine/servers.cpp implements it on SimGrid).
 #pragma once
 
 #include <cstdint>

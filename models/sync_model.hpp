@@ -95,7 +95,7 @@ class SyncModel {
   virtual void run_server(ServerRuntime&, const TrainingPlan&) const {}
   /// True if run_worker's calls on the Runtime do not depend on runtime.rank(), so workers of
   /// the same speed act alike and the fiber lane may simulate one of them for all
-  /// (sim/worker_classes.hpp). False unless a model says so.
+  /// (engine/worker_classes.hpp). False unless a model says so.
   [[nodiscard]] virtual bool rank_symmetric() const { return false; }
   /// True if iterations are synchronous across workers (throughput = N * batch / t).
   [[nodiscard]] virtual bool synchronous() const { return true; }

@@ -10,7 +10,7 @@ Two kinds of algorithm:
 * a ddlsim collective (ring, tree, ps, direct, any registered name): the tool asks `ddlsim schedule` for
   every rank's steps and runs exactly those with point-to-point isend/irecv on float32 tensors: in a
   step a rank posts all its sends and receives, then waits for all of them (ddlsim's executor
-  semantics, sim/schedule_executor.hpp); received data is really summed (all-reduce, reduce-scatter)
+  semantics, engine/schedule_executor.hpp); received data is really summed (all-reduce, reduce-scatter)
   or copied (all-gather, broadcast). Byte counts may be fractional in ddlsim; every message carries a
   whole number of float32 elements. For ring, tree, ps, direct, ring_allgather, ring_reduce_scatter
   and binomial_broadcast the tool knows which part of the vector every message carries, so messages

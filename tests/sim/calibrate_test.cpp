@@ -1,4 +1,4 @@
-// `ddlsim calibrate` (analysis/calibration.hpp, sim/calibrate_command.hpp) and network.calibration.
+// `ddlsim calibrate` (analysis/calibration.hpp, app/calibrate_command.hpp) and network.calibration.
 //
 // Measurements are generated in the test from the ring all-reduce's time derived by hand:
 // 2(N-1) steps, each moving M/N bytes, paying the per-step overhead o and the latency, plus a

@@ -1,10 +1,10 @@
-// `ddlsim collectives` (and `ddlsim schedule`) take the scenario's limits (sim/collectives_command.hpp): the worker and
+// `ddlsim collectives` (and `ddlsim schedule`) take the scenario's limits (app/collectives_command.hpp): the worker and
 // server ranges, the SimGrid actors a process can hold (counted before anything is built), the
 // seed's range, a routing name, hierarchical's gpus_per_node, and the work estimate of `ddlsim run`
-// (sim/compare_estimate.hpp) with its --estimate, --max-time, --max-memory and --force.
+// (app/compare_estimate.hpp) with its --estimate, --max-time, --max-memory and --force.
 #include "tests/sim/cli.hpp"
 
-#include "sim/work_constants.hpp"
+#include "scenario/work_constants.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -290,7 +290,7 @@ TEST_CASE("more workers than the process can hold actors for are refused up fron
         std::string::npos);
   CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
   CHECK_FALSE(std::filesystem::exists(tmp.file("out")));
-  // Analytic fidelity runs the same worker count on the fiber lane (sim/fiber_lane.hpp): no actors.
+  // Analytic fidelity runs the same worker count on the fiber lane (engine/fiber_lane.hpp): no actors.
   s["network"]["fidelity"] = "analytic";
   const auto ok = run(tmp, "big_analytic", s);
   CHECK(ok.summary["workers"] == limit);

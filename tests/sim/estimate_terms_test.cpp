@@ -1,9 +1,9 @@
-// Terms of the work estimate (sim/work_estimate.cpp) checked against a hand count, and the
+// Terms of the work estimate (scenario/work_estimate.cpp) checked against a hand count, and the
 // per-iteration state that used to grow without the estimate knowing.
 #include "tests/sim/cli.hpp"
 
-#include "sim/iteration_records.hpp"
-#include "sim/work_constants.hpp"
+#include "engine/iteration_records.hpp"
+#include "scenario/work_constants.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -1,10 +1,10 @@
-// The analytic fiber lane (sim/fiber_lane.hpp) against the same scenarios run on SimGrid actors:
+// The analytic fiber lane (engine/fiber_lane.hpp) against the same scenarios run on SimGrid actors:
 // every record of every worker and iteration, the makespan, the traffic, the links and the
 // timeline must agree to 1e-9 (relative), for every feature the lane runs; and the scenarios it
 // does not run are named with the reason.
-#include "sim/fiber_lane.hpp"
-#include "sim/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "engine/fiber_lane.hpp"
+#include "scenario/scenario.hpp"
+#include "engine/simulation.hpp"
 
 #include <algorithm>
 #include <cmath>

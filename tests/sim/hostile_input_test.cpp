@@ -7,7 +7,7 @@
 #include "models/profile.hpp"
 #include "models/units.hpp"
 #include "platforms/topology.hpp"
-#include "sim/scenario.hpp"
+#include "scenario/scenario.hpp"
 
 #include "tests/models/json_text.hpp"
 

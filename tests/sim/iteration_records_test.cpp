@@ -1,6 +1,6 @@
-// What a run's per-iteration records add up to (sim/iteration_records.hpp): quantiles exact up
+// What a run's per-iteration records add up to (engine/iteration_records.hpp): quantiles exact up
 // to Quantiles::EXACT_LIMIT values and within half a bin beyond, staleness histograms.
-#include "sim/iteration_records.hpp"
+#include "engine/iteration_records.hpp"
 
 #include <doctest/doctest.h>
 

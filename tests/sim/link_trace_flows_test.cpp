@@ -1,7 +1,7 @@
 // Flows follow their links' traced bandwidth as it changes: rises and drops in the middle of a
 // transfer, on a ring all-reduce, on parameter-server pushes and pulls and on gossip, at flow and
 // analytic fidelity; periodic traces several periods deep. Every expectation is integrated here
-// from the trace, the bytes and the links (docs/scenario.md, "link_traces"; sim/flow_bounds.hpp).
+// from the trace, the bytes and the links (docs/scenario.md, "link_traces"; engine/flow_bounds.hpp).
 #include "tests/sim/cli.hpp"
 
 #include <doctest/doctest.h>

@@ -13,9 +13,9 @@
 //    link loads predict.
 // 3. The field: default, summary, bad values.
 #include "platforms/routing.hpp"
-#include "platforms/s4u_emitter.hpp"
-#include "sim/engine.hpp"
-#include "sim/schedule_executor.hpp"
+#include "engine/s4u_emitter.hpp"
+#include "engine/engine.hpp"
+#include "engine/schedule_executor.hpp"
 #include "tests/sim/cli.hpp"
 
 #include <doctest/doctest.h>

@@ -2,8 +2,8 @@
 // point to point, checked in-process with sync models registered here for the
 // test, on a star whose times follow from its links.
 #include "models/sync_model.hpp"
-#include "sim/scenario.hpp"
-#include "sim/simulation.hpp"
+#include "scenario/scenario.hpp"
+#include "engine/simulation.hpp"
 
 #include <doctest/doctest.h>
 #include <optional>

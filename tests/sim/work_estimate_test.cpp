@@ -1,4 +1,4 @@
-// The work estimate of `ddlsim run` (sim/work_estimate.cpp): a run estimated above the wall-time
+// The work estimate of `ddlsim run` (scenario/work_estimate.cpp): a run estimated above the wall-time
 // or memory limit is refused before anything is built (exit 2, one line giving the estimate and
 // naming the JSON path that makes it big), --force runs it anyway, --estimate prints it. The
 // engine events are counted by the model's definition: per worker and iteration, 2 compute calls
@@ -6,7 +6,7 @@
 // and bucket).
 #include "tests/sim/cli.hpp"
 
-#include "sim/progress.hpp"
+#include "app/progress.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>

@@ -1,13 +1,13 @@
-// Classes of identical workers on the fiber lane (sim/worker_classes.hpp): a run that simulates one
+// Classes of identical workers on the fiber lane (engine/worker_classes.hpp): a run that simulates one
 // worker per class must give every worker exactly what simulating each one gives -- every record,
 // the traffic, the makespan, the links, the timeline, and iterations.csv and timeline.json byte
 // for byte -- for every sync model, collective shape and compressor the lane runs.
 #include "analysis/output_dir.hpp"
 #include "analysis/run_outputs.hpp"
-#include "sim/fiber_lane.hpp"
-#include "sim/scenario.hpp"
-#include "sim/simulation.hpp"
-#include "sim/worker_classes.hpp"
+#include "engine/fiber_lane.hpp"
+#include "scenario/scenario.hpp"
+#include "engine/simulation.hpp"
+#include "engine/worker_classes.hpp"
 
 #include <doctest/doctest.h>
 #include <unistd.h>

@@ -1,0 +1,63 @@
+// ddlsim: adaptive compression in a run, and the network "auto" picks with per iteration.
+#include "engine/context.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace ddlsim::sim::detail {
+
+int adaptive_variant(Context& ctx, int iteration, double now_s) {
+  auto& a = *ctx.adaptive;
+  const auto i = static_cast<std::size_t>(iteration);
+  if (i >= a.decisions.size() && a.controller.choice_point(iteration)) {
+    // The choice needs every worker's report of the explored iterations: wait for all of them
+    // (under BSP they are a decode and an optimizer step apart at most).
+    a.barrier->wait();
+    now_s = sg4::Engine::get_clock();
+  }
+  if (i >= a.decisions.size()) {
+    const auto& ab = ctx.network->at(now_s);
+    a.probes.push_back(ab);
+    a.decisions.push_back(a.controller.decide(iteration, models::NetworkProbe{ab.alpha_s, ab.beta_s_per_byte}));
+  }
+  return a.decisions.at(i).candidate;
+}
+
+const models::AlphaBeta& Context::resolution_ab(int iteration, double t) {
+  if (adaptive) return adaptive->probes.at(static_cast<std::size_t>(iteration));
+  if (network->constant()) return ab;
+  if (analytic()) return network->at(t);
+  return iteration_ab.try_emplace(iteration, network->at(t)).first->second;
+}
+
+const models::CollectiveGroup& Context::resolution_group(int iteration, double t) {
+  if (network->constant() || !group.network_cost) return group;
+  const double at = analytic() ? t : iteration_pick_s.try_emplace(iteration, t).first->second;
+  const auto& topo = network->traced_topology(at);
+  std::vector<double> values;
+  for (auto e : boost::make_iterator_range(boost::edges(topo.graph))) {
+    values.push_back(topo.graph[e].bandwidth_Bps);
+    values.push_back(topo.graph[e].latency_s);
+  }
+  auto& slot = traced_groups[values];
+  if (!slot)
+    slot = std::make_unique<models::CollectiveGroup>(make_collective_group(
+        topo, !stepwise(), scenario->platform.routing, scenario->seed, scenario->network.software));
+  return *slot;
+}
+
+void Context::note_collective(int iteration, const std::string& name) {
+  if (iteration < records.first) throw std::logic_error(fmt::format("iteration {} ran a collective after it completed", iteration));
+  auto& c = records.collectives[iteration];
+  // Distinct names in the order the buckets first ran them.
+  std::size_t from = 0;
+  while (from <= c.size()) {
+    const auto to = std::min(c.find('+', from), c.size());
+    if (c.compare(from, to - from, name) == 0 && to - from == name.size()) return;
+    from = to + 1;
+  }
+  c += (c.empty() ? "" : "+") + name;
+}
+
+}  // namespace ddlsim::sim::detail

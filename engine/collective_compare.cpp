@@ -1,0 +1,254 @@
+#include "engine/collective_compare.hpp"
+
+#include "models/units.hpp"
+#include "scenario/actor_capacity.hpp"
+#include "engine/s4u_emitter.hpp"
+#include "engine/analytic_network.hpp"
+#include "engine/collective_group.hpp"
+#include "engine/engine.hpp"
+#include "engine/schedule_executor.hpp"
+#include "engine/simulation.hpp"
+
+#include <fmt/format.h>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <memory>
+#include <simgrid/s4u.hpp>
+
+namespace sg4 = simgrid::s4u;
+
+namespace ddlsim::sim {
+
+namespace {
+
+/// Every call pays the fixed call cost, except a collective among one rank (no call at all).
+double call_cost_s(const CompareRequest& req, const models::Collective& algo, const models::CollectiveGroup& group) {
+  return group.workers > 1 || algo.uses_servers() ? req.network.collective_call_s : 0.0;
+}
+
+}  // namespace
+
+double bus_factor(const std::string& operation, int n) {
+  if (n <= 1) return 0.0;
+  if (operation == "allreduce") return 2.0 * (n - 1) / n;
+  if (operation == "allgather" || operation == "reduce_scatter") return (n - 1.0) / n;
+  return 1.0;
+}
+
+namespace {
+
+/// t is the minimum `best` up to floating-point noise (1e-9 relative).
+bool ties(double t, double best) { return t - best <= 1e-9 * std::abs(best); }
+
+/// Marks, per operation, the real algorithm(s) with the smallest time. A meta row
+/// ("auto") runs the algorithm it resolves to: when that algorithm is compared
+/// too (with its default params, as auto uses it), the two tie by construction
+/// and only the real one is marked; otherwise the meta row stands for it.
+void mark_fastest(std::vector<CompareRow>& rows, const std::set<std::string>& default_real) {
+  auto time_of = [](const CompareRow& r) { return r.simulated_s >= 0 ? r.simulated_s : r.analytic_s; };
+  auto candidate = [&](const CompareRow& r) {
+    return r.applicable && (r.resolved.empty() || default_real.count(r.resolved) == 0);
+  };
+  std::map<std::string, double> best;
+  for (const auto& row : rows) {
+    if (!candidate(row)) continue;
+    auto it = best.find(row.operation);
+    if (it == best.end() || time_of(row) < it->second) best[row.operation] = time_of(row);
+  }
+  for (auto& row : rows) row.fastest = candidate(row) && ties(time_of(row), best.at(row.operation));
+}
+
+}  // namespace
+
+std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std::vector<std::string>& engine_args) {
+  auto& registry = models::CollectiveRegistry::instance();
+  const bool all = req.algorithms.empty();
+  const std::vector<std::string> names = all ? registry.names() : req.algorithms;
+
+  // --params: algorithm name -> params object, for compared algorithms only.
+  ObjectReader params_reader(req.params, "--params");  // refuses a non-object
+  for (const auto& [name, value] : req.params.items()) {
+    const std::string path = pointer_append("--params", name);
+    registry.check_name(name, path, "collective");
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw ConfigError(path, fmt::format("\"{}\" is not among the compared algorithms ({})", name, join_names(names)));
+  }
+  auto params_of = [&req](const std::string& name) {
+    return req.params.is_object() && req.params.contains(name) ? req.params.at(name) : json::object();
+  };
+
+  std::vector<std::shared_ptr<const models::Collective>> algorithms;
+  std::vector<CompareRow> rows;
+  bool ps_compared = false;
+  for (const auto& name : names) {
+    algorithms.push_back(
+        registry.create(name, params_of(name), "--algorithms", pointer_append("--params", name), "collective"));
+    CompareRow row;
+    row.algorithm = name;
+    row.operation = algorithms.back()->operation();
+    row.uses_servers = algorithms.back()->uses_servers();
+    if (row.uses_servers && req.servers < 1) {
+      if (!all)
+        throw ConfigError("--servers",
+                          fmt::format("collective \"{}\" needs at least 1 parameter server, got {}", name, req.servers));
+      row.applicable = false;
+      row.note = "needs --servers >= 1";
+    }
+    ps_compared = ps_compared || (row.uses_servers && row.applicable);
+    rows.push_back(row);
+  }
+
+  // SimGrid needs an actor per rank: refuse, before building anything, more than a process holds.
+  if (req.simulate)
+    check_actor_room({"--workers", "ranks", req.workers, 1}, {"--servers", "parameter servers", ps_compared ? req.servers : 0, 1},
+                     "--fidelity analytic needs no actors");
+
+  // The topology exactly as asked, for the workers only; servers, when a PS
+  // algorithm runs, hang off worker 0's switch (or worker 0) on links of their own.
+  platforms::BuildRequest build;
+  build.workers = req.workers;
+  build.parameter_servers = 0;
+  build.link = req.link;
+  build.workers_path = "--workers";
+  build.params_path = "--topology-params";
+  auto builder = platforms::TopologyRegistry::instance().create(req.topology, req.topology_params, "--topology",
+                                                                "--topology-params", "topology");
+  platforms::Topology topo = builder->build(build);
+  platforms::check_connected(topo, "--topology-params");
+  check_link_ranges(topo, "--topology-params");
+  check_gpus_per_node(topo, req.workers, req.topology_params.is_object() && req.topology_params.contains("gpus_per_node"),
+                      "--topology-params");
+  // Closed forms: worker-only algorithms see the workers' network, so adding a
+  // server changes none of them; PS algorithms see the paths to the servers too.
+  // The closed forms see the network model's factors, as analytic fidelity does (tcp: refused there;
+  // here the closed form stays that of the ideal network, to compare against TCP's simulated cost).
+  const auto calibrated = [&req](const models::AlphaBeta& ab) {
+    models::AlphaBeta out = req.network.model == NetworkModel::CALIBRATED
+                                ? ab.scaled(req.network.latency_factor, req.network.bandwidth_factor)
+                                : ab;
+    out.software = req.network.software;
+    return out;
+  };
+  const models::AlphaBeta ab_workers = calibrated(analytic_alpha_beta(topo));
+  models::CollectiveGroup group =
+      make_collective_group(topo, req.network.granularity == Granularity::PIPELINED,
+                            req.routing.value_or(platforms::default_routing(req.topology)), req.seed,
+                            req.network.software);
+  models::AlphaBeta ab_servers = ab_workers;
+  if (ps_compared) {
+    platforms::LinkSpec server_link = req.link;
+    if (req.server_bandwidth_Bps > 0) server_link.bandwidth_Bps = req.server_bandwidth_Bps;
+    const auto at = platforms::attach_servers(topo, req.servers, server_link);
+    for (auto& row : rows)
+      if (row.uses_servers && row.applicable) row.note = "servers attached to " + topo.graph[at].name;
+    group.servers = req.servers;
+    ab_servers = calibrated(analytic_alpha_beta(topo));
+  }
+
+  std::vector<models::AlphaBeta> ab_of;
+  std::set<std::string> default_real;  // real algorithms compared with their default params
+  for (std::size_t i = 0; i < algorithms.size(); ++i) {
+    auto& row = rows[i];
+    const auto& algo = *algorithms[i];
+    ab_of.push_back(algo.uses_servers() ? ab_servers : ab_workers);
+    if (!row.applicable) continue;
+    row.resolved = algo.resolved_name(group, req.bytes, ab_of[i]);
+    if (row.resolved.empty() && params_of(names[i]).empty()) default_real.insert(names[i]);
+    try {
+      row.analytic_s = call_cost_s(req, algo, group) + algo.analytic_time_s(group, req.bytes, ab_of[i]);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(params_of(names[i]).empty() ? std::string("--algorithms") : pointer_append("--params", names[i]),
+                        fmt::format("\"{}\" cannot run here: {}", names[i], e.what()));
+    }
+  }
+
+  if (req.before_run) req.before_run(CompareWork{req, topo, group, algorithms, ab_of, rows, params_of});
+
+  if (req.simulate) {
+    EngineSession session(engine_args, req.network);
+    const auto platform = platforms::emit_platform(topo, BYTE_SCALE, {},
+                                                   req.routing.value_or(platforms::default_routing(req.topology)), req.seed);
+    ScheduleExecutor executor(platform.hosts, executor_network(req.network));
+    const int ranks = group.size();
+    auto barrier = sg4::Barrier::create(static_cast<unsigned>(ranks));
+    const bool stepwise = req.network.granularity == Granularity::STEPWISE;
+    for (int r = 0; r < ranks; ++r) {
+      sg4::Actor::create(fmt::format("rank-{}", r), platform.hosts[static_cast<std::size_t>(r)], session.guard([&, r]() {
+        for (std::size_t i = 0; i < algorithms.size(); ++i) {
+          if (!rows[i].applicable) continue;
+          const auto& algo = algorithms[i]->resolve(group, req.bytes, ab_of[i]);
+          TrafficCounters traffic;
+          barrier->wait();
+          const double t0 = sg4::Engine::get_clock();
+          if (r < group.workers && call_cost_s(req, algo, group) > 0) sg4::this_actor::sleep_for(call_cost_s(req, algo, group));
+          if (r < group.workers || algo.uses_servers()) {
+            const auto steps = rank_steps(algo, r, group, req.bytes, stepwise);
+            executor.run(r, *steps, traffic);
+          }
+          rows[i].flows += traffic.flows;
+          barrier->wait();
+          if (r == 0) rows[i].simulated_s = sg4::Engine::get_clock() - t0;
+        }
+      }));
+    }
+    session.engine().run();
+    session.rethrow_if_failed();
+    if (session.deadlocked()) throw std::runtime_error("the collective comparison deadlocked");
+  }
+
+  for (auto& row : rows) {
+    if (!row.applicable) continue;
+    const double t = row.simulated_s >= 0 ? row.simulated_s : row.analytic_s;
+    row.algbw_GBps = t > 0 ? req.bytes / t / 1e9 : 0;
+    row.busbw_GBps = row.algbw_GBps * bus_factor(row.operation, req.workers);
+  }
+  mark_fastest(rows, default_real);
+  return rows;
+}
+
+std::string format_compare(const CompareRequest& req, const std::vector<CompareRow>& rows, bool csv) {
+  std::string out;
+  if (csv) {
+    out += "algorithm,operation,resolved,analytic_time_s,simulated_time_s,algbw_GBps,busbw_GBps,fastest,flows\n";
+    for (const auto& r : rows)
+      if (r.applicable)
+        out += fmt::format("{},{},{},{:.9g},{},{:.6g},{:.6g},{},{}\n", r.algorithm, r.operation, r.resolved,
+                           r.analytic_s, r.simulated_s >= 0 ? fmt::format("{:.9g}", r.simulated_s) : std::string(),
+                           r.algbw_GBps, r.busbw_GBps, r.fastest ? 1 : 0, r.flows);
+    return out;
+  }
+  // Servers are on the platform only when a PS algorithm ran; its note names where they hang off.
+  const auto ps_row =
+      std::find_if(rows.begin(), rows.end(), [](const CompareRow& r) { return r.uses_servers && r.applicable; });
+  const double server_bw = req.server_bandwidth_Bps > 0 ? req.server_bandwidth_Bps : req.link.bandwidth_Bps;
+  out += fmt::format("{} workers{}, {} per rank, {} topology ({} routing), links {} / {}, {}\n", req.workers,
+                     ps_row != rows.end()
+                         ? fmt::format(" + {} server{} ({} link each, {})", req.servers, req.servers > 1 ? "s" : "",
+                                       units::format_bandwidth(server_bw), ps_row->note)
+                         : "",
+                     units::format_bytes(req.bytes), req.topology,
+                     platforms::to_string(req.routing.value_or(platforms::default_routing(req.topology))),
+                     units::format_bandwidth(req.link.bandwidth_Bps),
+                     units::format_time(req.link.latency_s),
+                     req.simulate ? fmt::format("flow fidelity ({}, {} network)", to_string(req.network.granularity),
+                                                to_string(req.network.model))
+                                  : "analytic fidelity (closed forms only)");
+  out += fmt::format("{:<22} {:<15} {:>14} {:>14} {:>11} {:>11}\n", "algorithm", "operation", "analytic_s",
+                     "simulated_s", "algbw_GBps", "busbw_GBps");
+  for (const auto& r : rows) {
+    std::string name = r.resolved.empty() ? r.algorithm : fmt::format("{} ({})", r.algorithm, r.resolved);
+    if (!r.applicable) {
+      out += fmt::format("{:<22} {:<15} {:>14} {:>14} {:>11} {:>11}  not run: {}\n", name, r.operation, "-", "-", "-",
+                         "-", r.note);
+      continue;
+    }
+    out += fmt::format("{:<22} {:<15} {:>14.6g} {:>14} {:>11.4g} {:>11.4g}{}\n", name, r.operation, r.analytic_s,
+                       r.simulated_s >= 0 ? fmt::format("{:.6g}", r.simulated_s) : std::string("-"), r.algbw_GBps,
+                       r.busbw_GBps, r.fastest ? "  * fastest" : "");
+  }
+  return out;
+}
+
+}  // namespace ddlsim::sim

@@ -1,0 +1,215 @@
+// ddlsim: the analytic fiber lane (engine/fiber_lane.hpp).
+//
+// One Boost.Context fiber per worker runs the sync model against a FiberRuntime (the same
+// LazyRuntime as on SimGrid); a fiber gives control back to the event loop whenever it sleeps
+// (its compute debt, or until its all-reduces end) or waits at the iteration's rendezvous. The
+// loop resumes fibers in order of wake-up time (ties: in the order they were scheduled).
+//
+// Stacks (engine/fiber_stacks.hpp): one mapping for all, a canary at the bottom of each, checked once
+// the fibers are done (checking it at every switch cost a quarter of the run in cache misses), so
+// an overflow stops the run as an internal error, with no outputs put in place, instead of going
+// unnoticed. With classes of identical workers (engine/worker_classes.hpp) a fiber runs per
+// simulated worker, indexed by its slot.
+#include "engine/fiber_lane.hpp"
+
+#include "engine/engine.hpp"
+#include "engine/fiber_stacks.hpp"
+#include "engine/lazy_runtime.hpp"
+
+#include <boost/context/fiber.hpp>
+#include <deque>
+#include <fmt/format.h>
+#include <functional>
+#include <queue>
+#include <stdexcept>
+
+namespace ddlsim::sim::detail {
+namespace {
+
+/// The event loop: fibers (one per simulated worker, by slot), their wake-up times and the
+/// iteration's rendezvous.
+class FiberEngine {
+ public:
+  explicit FiberEngine(int workers)
+      : workers_(workers), fibers_(static_cast<std::size_t>(workers)), callers_(static_cast<std::size_t>(workers)),
+        done_(static_cast<std::size_t>(workers), false), slab_(static_cast<std::size_t>(workers), FIBER_STACK_BYTES) {}
+
+  [[nodiscard]] double now() const { return now_; }
+  [[nodiscard]] const double* clock() const { return &now_; }
+
+  /// Worker `w` sleeps until `time_s` (at once if that has passed).
+  void sleep_until(int w, double time_s) {
+    wake(w, std::max(time_s, now_));
+    yield(w);
+  }
+  /// Worker `w` waits until every worker has come here; all continue at the last one's time.
+  void rendezvous(int w) {
+    waiting_.push_back(w);
+    if (static_cast<int>(waiting_.size()) == workers_) {
+      for (int v : waiting_) wake(v, now_);
+      waiting_.clear();
+    }
+    yield(w);
+  }
+
+  /// Creates worker `w`'s fiber running `body`, to start at time 0.
+  void start(int w, std::function<void()> body) {
+    const auto i = static_cast<std::size_t>(w);
+    fibers_[i] = bctx::fiber(std::allocator_arg, SlabStack{&slab_, i}, [this, i, body = std::move(body)](bctx::fiber&& caller) {
+      callers_[i] = std::move(caller);
+      try {
+        body();
+      } catch (const bctx::detail::forced_unwind&) {
+        throw;  // the fiber is being destroyed: Boost.Context unwinds its stack
+      } catch (const RunStopped&) {
+        stopped_ = true;
+      } catch (...) {
+        if (!failure_) failure_ = std::current_exception();
+      }
+      done_[i] = true;
+      return std::move(callers_[i]);
+    });
+    wake(w, 0.0);
+  }
+
+  /// Runs until every fiber has finished, one has failed or the run was stopped; fibers left
+  /// suspended are unwound. Rethrows a fiber's exception; a rendezvous that never fills is a deadlock.
+  void run() {
+    started_ = true;
+    while ((!queue_.empty() || !ready_.empty()) && !stopped_ && !failure_) {
+      Wake next;
+      // Wake-ups at the current time in the order they were asked for: those in the heap came first.
+      if (!ready_.empty() && (queue_.empty() || queue_.top().time_s > now_)) {
+        next = ready_.front();
+        ready_.pop_front();
+      } else {
+        next = queue_.top();
+        queue_.pop();
+      }
+      now_ = next.time_s;
+      if (stop_now()) {  // a signal's grace has passed (engine/run_control.hpp): stop within the iteration
+        stopped_ = true;
+        break;
+      }
+      const auto i = static_cast<std::size_t>(next.worker);
+      fibers_[i] = std::move(fibers_[i]).resume();
+    }
+    fibers_.clear();  // unwinds the fibers still suspended (stopped or failed runs)
+    for (std::size_t i = 0; i < done_.size(); ++i)
+      if (!slab_.intact(i))
+        throw std::logic_error(fmt::format("worker {}'s fiber overflowed its {} KiB stack", i, FIBER_STACK_BYTES / 1024));
+    if (failure_) std::rethrow_exception(failure_);
+    if (!stopped_ && std::find(done_.begin(), done_.end(), false) != done_.end())
+      throw std::runtime_error("the simulation deadlocked (sends and receives do not match)");
+  }
+  [[nodiscard]] bool stopped() const { return stopped_; }
+
+ private:
+  struct Wake {
+    double time_s;
+    std::uint64_t seq;
+    int worker;
+    bool operator>(const Wake& o) const { return time_s != o.time_s ? time_s > o.time_s : seq > o.seq; }
+  };
+  void wake(int w, double time_s) {
+    if (time_s == now_ && started_) ready_.push_back(Wake{time_s, seq_++, w});  // most wake-ups: at a rendezvous
+    else queue_.push(Wake{time_s, seq_++, w});
+  }
+  void yield(int w) {
+    auto& caller = callers_[static_cast<std::size_t>(w)];
+    caller = std::move(caller).resume();
+  }
+
+  int workers_;
+  double now_ = 0;
+  std::uint64_t seq_ = 0;
+  std::priority_queue<Wake, std::vector<Wake>, std::greater<>> queue_;
+  std::deque<Wake> ready_;  // wake-ups at now_, asked for while running
+  bool started_ = false;
+  std::vector<bctx::fiber> fibers_;
+  std::vector<bctx::fiber> callers_;  // per worker: the event loop, to give control back to
+  std::vector<bool> done_;
+  std::vector<int> waiting_;          // at the rendezvous
+  StackSlab slab_;
+  bool stopped_ = false;
+  std::exception_ptr failure_;
+};
+
+/// A worker's Runtime on the fiber lane: all-reduces among all workers only, resolved analytically.
+class FiberRuntime final : public LazyRuntime {
+ public:
+  FiberRuntime(Context& ctx, int rank, FiberEngine& engine) : LazyRuntime(ctx, rank), engine_(engine) {}
+
+  void submit(const models::CommRequest& request) override {
+    if (request.kind != models::CommRequest::Kind::ALLREDUCE || !request.group.empty())
+      unsupported("a parameter-server or subgroup request");
+    ctx_.workers[static_cast<std::size_t>(slot_)].analytic_pending.push_back(queued(request));
+  }
+  models::CommHandle isend(int, double, int, std::int64_t) override { unsupported("isend"); }
+  models::CommHandle irecv(int, int) override { unsupported("irecv"); }
+  models::CommHandle put(int, double, int, std::int64_t) override { unsupported("put"); }
+  models::Message wait(models::CommHandle) override { unsupported("wait"); }
+  std::optional<models::Message> latest(int, int) override { unsupported("latest"); }
+
+  void finish() { flush(); }
+
+ protected:
+  [[nodiscard]] double clock() const override { return engine_.now(); }
+  void sleep_for(double seconds) override { engine_.sleep_until(slot_, engine_.now() + seconds); }
+  void sleep_until(double time_s) override { engine_.sleep_until(slot_, time_s); }
+  void rendezvous() override { engine_.rendezvous(slot_); }
+  void wait_stream(WorkerState&) override { unsupported("a communication stream"); }
+  double point_to_point_busy_s(double, double) override { return 0; }
+
+ private:
+  [[noreturn]] void unsupported(const char* what) const {
+    throw std::logic_error(fmt::format("worker {}: the analytic fiber lane has no {} (engine/fiber_lane.hpp says which "
+                                       "scenarios it runs)",
+                                       rank_, what));
+  }
+  FiberEngine& engine_;
+};
+
+}  // namespace
+
+SimulationResult simulate_on_fibers(const Scenario& scenario, const RunOptions& options) {
+  Context ctx;
+  prepare_context(ctx, scenario, options);
+  if (!options.every_worker) ctx.classes = worker_classes(scenario);
+  const int simulated = ctx.simulated_workers();
+  ctx.workers.resize(static_cast<std::size_t>(simulated));
+  ctx.records.by_worker.resize(static_cast<std::size_t>(simulated));
+  if (ctx.classes)
+    ctx.result.notes.push_back(fmt::format(
+        "{} of {} workers simulated: the others compute at the same speed as one of them and their records are "
+        "its records (docs/architecture.md, \"Classes of identical workers\")",
+        simulated, scenario.platform.workers));
+  const auto& sync = *scenario.training.sync_model;
+  double end_s = 0;
+  bool stopped = false;
+  {
+    FiberEngine engine(simulated);
+    ctx.fiber_clock_s = engine.clock();
+    for (int slot = 0; slot < simulated; ++slot) {
+      const int rank = ctx.classes ? ctx.classes->simulated()[static_cast<std::size_t>(slot)] : slot;
+      engine.start(slot, [&ctx, &sync, &engine, rank]() {
+        FiberRuntime runtime(ctx, rank, engine);
+        sync.run_worker(runtime, ctx.plan);
+        runtime.finish();
+      });
+    }
+    engine.run();
+    end_s = engine.now();
+    stopped = engine.stopped();
+  }
+  ctx.fiber_clock_s = &end_s;
+  ctx.result.stopped = stopped;
+  if (!stopped) check_records_complete(ctx);
+  if (ctx.classes) ctx.classes->add_traffic(ctx.group, ctx.result.workers);
+  ctx.result.makespan_s = end_s;
+  collect_links(ctx.result, scenario.platform.graph, nullptr,
+                ctx.analytic_links ? &ctx.analytic_links->bytes() : nullptr);
+  return std::move(ctx.result);
+}
+
+}  // namespace ddlsim::sim::detail

@@ -1,0 +1,52 @@
+#include "engine/link_bytes.hpp"
+
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace sg4 = simgrid::s4u;
+
+namespace ddlsim::sim {
+namespace {
+
+struct PairHash {
+  std::size_t operator()(const std::pair<const sg4::Host*, const sg4::Host*>& p) const {
+    return std::hash<const void*>()(p.first) * 31 + std::hash<const void*>()(p.second);
+  }
+};
+
+struct State {
+  std::unordered_map<std::pair<const sg4::Host*, const sg4::Host*>, std::vector<const sg4::Link*>, PairHash> routes;
+  std::unordered_map<const sg4::Link*, double> bytes;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+}  // namespace
+
+void LinkBytes::reset() {
+  state().routes.clear();
+  state().bytes.clear();
+}
+
+void LinkBytes::add(sg4::Host* src, sg4::Host* dst, double wire_bytes) {
+  auto& s = state();
+  auto [it, fresh] = s.routes.try_emplace({src, dst});
+  if (fresh) {
+    std::vector<sg4::Link*> links;
+    double latency = 0;
+    src->route_to(dst, links, &latency);
+    it->second.assign(links.begin(), links.end());
+  }
+  for (const auto* link : it->second) s.bytes[link] += wire_bytes;
+}
+
+double LinkBytes::of(const sg4::Link* link) {
+  const auto it = state().bytes.find(link);
+  return it == state().bytes.end() ? 0.0 : it->second;
+}
+
+}  // namespace ddlsim::sim

@@ -1,0 +1,77 @@
+// ddlsim: runs a rank's collective schedule as SimGrid messages.
+//
+// In a step the rank posts every send (put_async) and receive (get_async) at
+// once and waits for all of them; a transfer starts when both ends have posted
+// (rendezvous). Mailboxes are per (source, destination) pair and FIFO, so the
+// messages between two ranks match in program order. A pipelined entry with
+// latency_steps = k > 1 is one flow followed by a delay of (k - 1) path latencies.
+//
+// Software costs (models/software_cost.hpp): a message of m bytes puts m / eta
+// wire bytes on the links, its flow's rate is capped at the library's window
+// rate when that is lower than the link's, and once the step's transfers are
+// done the rank sleeps the rest of the step's latency terms -- o_send + o_recv +
+// the handshake's -- so that an uncontended step costs exactly
+// SoftwareCost::step_s (a merged phase: k times that, less the transfers).
+#pragma once
+
+#include "models/collective.hpp"
+#include "models/rank_traffic.hpp"
+#include "engine/s4u_emitter.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <simgrid/s4u.hpp>
+#include <utility>
+#include <vector>
+
+namespace ddlsim::sim {
+
+/// Payload units per byte: SimGrid payloads are integers, so a transfer of b
+/// bytes is sent as round(b * BYTE_SCALE) units over links whose bandwidth is
+/// multiplied by BYTE_SCALE. Timing error from rounding is below 1/1024 byte.
+inline constexpr double BYTE_SCALE = 1024.0;
+
+using models::TrafficCounters;  // models/rank_traffic.hpp
+using models::rank_steps;
+using models::schedule_traffic;
+
+/// What the executor needs of the network model: its factors (the SimGrid model applies them
+/// to every flow; the executor applies them to the latencies it sleeps and to the software
+/// costs it computes) and the library's software costs (null: ideal).
+struct ExecutorNetwork {
+  double latency_factor = 1;
+  double bandwidth_factor = 1;
+  std::shared_ptr<const models::SoftwareCost> software;
+};
+
+class ScheduleExecutor {
+ public:
+  /// `hosts` by rank (workers, then servers), as emitted.
+  explicit ScheduleExecutor(std::vector<simgrid::s4u::Host*> hosts, ExecutorNetwork network = {})
+      : hosts_(std::move(hosts)), network_(std::move(network)) {}
+
+  /// Runs the steps of `steps` for `rank` in the calling actor, taking them one at a time (only the
+  /// current one is held); counts what the rank sends. With `members` (a subgroup), the steps'
+  /// peers are indices into it, mapped to the members' ranks.
+  void run(int rank, models::StepSource& steps, TrafficCounters& counters, const std::vector<int>* members = nullptr);
+
+  /// Path latency between two ranks' hosts (cached), as the links give it (no model factor).
+  double latency(int src, int dst);
+
+ private:
+  simgrid::s4u::Mailbox* mailbox(int src, int dst);
+  /// Seconds per payload byte of the path's slowest link now (link traces change it), model factor applied.
+  double beta(int src, int dst);
+
+  std::vector<simgrid::s4u::Host*> hosts_;
+  ExecutorNetwork network_;
+  std::unordered_map<std::uint64_t, std::vector<simgrid::s4u::Link*>> routes_;
+  static std::uint64_t key(int src, int dst) {
+    return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 32) | static_cast<std::uint32_t>(dst);
+  }
+  std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
+  std::unordered_map<std::uint64_t, double> latencies_;
+};
+
+}  // namespace ddlsim::sim

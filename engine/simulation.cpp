@@ -1,0 +1,259 @@
+#include "engine/simulation.hpp"
+
+#include "models/compressor.hpp"
+#include "engine/s4u_emitter.hpp"
+#include "engine/analytic_network.hpp"
+#include "engine/collective_group.hpp"
+#include "engine/context.hpp"
+#include "engine/engine.hpp"
+#include "engine/fiber_lane.hpp"
+#include "engine/flow_bounds.hpp"
+#include "engine/link_bytes.hpp"
+#include "engine/schedule_executor.hpp"
+#include "scenario/work_estimate.hpp"
+
+#include <algorithm>
+#include <boost/graph/graph_traits.hpp>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+#include <queue>
+#include <simgrid/kernel/ProfileBuilder.hpp>
+#include <simgrid/s4u.hpp>
+#include <stdexcept>
+
+namespace sg4 = simgrid::s4u;
+
+namespace ddlsim::sim {
+namespace {
+
+/// Installs the scenario's link traces (SimGrid profiles) on a link before it is sealed.
+platforms::LinkConfigurator link_traces(const NetworkSpec& net, const platforms::Graph& g) {
+  if (net.link_traces.empty()) return {};
+  return [&net, &g, counter = 0](const platforms::Edge& e, sg4::Link* link) mutable {
+    const auto& edge = g[e];
+    // A later entry that names this link (or every link) replaces an earlier one's series, as at
+    // analytic fidelity (engine/analytic_network.cpp): SimGrid takes one profile per link and property.
+    const LinkTrace* bandwidth = nullptr;
+    const LinkTrace* latency = nullptr;
+    for (const auto& trace : net.link_traces) {
+      if (!trace.links.empty() && std::find(trace.links.begin(), trace.links.end(), edge.name) == trace.links.end())
+        continue;
+      if (!trace.bandwidth_Bps.empty()) bandwidth = &trace;
+      if (!trace.latency_s.empty()) latency = &trace;
+    }
+    if (bandwidth != nullptr) {
+      // SimGrid 3.32 applies profile values as absolute bandwidths (in payload units per second).
+      std::string text;
+      for (const auto& [t, bw] : bandwidth->bandwidth_Bps) text += fmt::format("{} {}\n", t, bw * BYTE_SCALE);
+      link->set_bandwidth_profile(simgrid::kernel::profile::ProfileBuilder::from_string(
+          fmt::format("bw-{}", counter++), text, bandwidth->period_s));
+    }
+    if (latency != nullptr) {
+      std::string text;
+      for (const auto& [t, lat] : latency->latency_s) text += fmt::format("{} {}\n", t, lat);
+      link->set_latency_profile(simgrid::kernel::profile::ProfileBuilder::from_string(
+          fmt::format("lat-{}", counter++), text, latency->period_s));
+    }
+  };
+}
+
+}  // namespace
+
+namespace {
+
+/// The fraction of the buckets' gradient elements `comp` sends (k/n).
+double kept_fraction(const models::Compressor& comp, const std::vector<models::Bucket>& buckets) {
+  double kept = 0, dense = 0;
+  for (const auto& b : buckets) {
+    kept += comp.encode(b.bytes).kept_elements;
+    dense += b.bytes / models::DENSE_ELEMENT_BYTES;
+  }
+  return dense > 0 ? kept / dense : 1.0;
+}
+
+}  // namespace
+
+std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const std::vector<models::Bucket>& buckets) {
+  if (scenario.training.compressor.name == "none") return {};
+  return compress_buckets(scenario, *scenario.training.compressor_model, buckets);
+}
+
+std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const models::Compressor& comp,
+                                                        const std::vector<models::Bucket>& buckets) {
+  std::vector<models::BucketCompression> out;
+  const auto& cost = scenario.training.compression_cost.cost;
+  const double workers = scenario.platform.workers;
+  const double servers = scenario.platform.parameter_servers;
+  for (const auto& b : buckets) {
+    const auto e = comp.encode(b.bytes);
+    const double n = b.bytes / models::DENSE_ELEMENT_BYTES;
+    if (scenario.training.sync_model->uses_servers()) {
+      // Each worker pushes its encoding, one shard to each server; a server decodes every push.
+      out.push_back(models::BucketCompression{e.wire_bytes, cost.encode.at(n, e.kept_elements), 0,
+                                              cost.decode.at(n / servers, e.kept_elements / servers)});
+      continue;
+    }
+    const bool gathered = e.aggregation == models::Aggregation::GATHER;
+    // AR-Topk's collectives are called with M_c, one worker's values (its indices cost the same).
+    const double sent = e.aggregation == models::Aggregation::ARTOPK ? e.value_bytes : e.wire_bytes;
+    // A gathered bucket is an all-gather of every worker's encoding, and each is decoded.
+    out.push_back(models::BucketCompression{gathered ? workers * sent : sent,
+                                            cost.encode.at(n, e.kept_elements),
+                                            (gathered ? workers : 1.0) * cost.decode.at(n, e.kept_elements), 0});
+  }
+  return out;
+}
+
+namespace detail {
+
+void prepare_context(Context& ctx, const Scenario& scenario, const RunOptions& options) {
+  ctx.scenario = &scenario;
+  ctx.options = &options;
+  ctx.plan.profile = &scenario.workload.worker.profile;
+  ctx.plan.iterations = scenario.workload.iterations;
+  ctx.plan.overlap = scenario.training.bucketing.overlap;
+  ctx.plan.framework_overhead_s = scenario.workload.framework_overhead_s;
+  ctx.plan.copy_bandwidth_Bps = scenario.training.bucketing.copy_bandwidth_Bps;
+  ctx.group = make_collective_group(scenario.platform.graph, !ctx.stepwise(), scenario.platform.routing,
+                                    scenario.seed, scenario.network.software);  // + ranks per node, contention cost
+  ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);
+  ctx.ab = ctx.network->at(0);  // the network model's factors applied (auto picks with it)
+  if (ctx.analytic() && scenario.training.sync_model->uses_collective()) {  // links.csv (engine/analytic_links.hpp)
+    if (AnalyticLinks::countable(ctx.group)) {
+      const auto& software = scenario.network.software;
+      ctx.analytic_links = std::make_unique<AnalyticLinks>(scenario.platform.graph, scenario.platform.routing,
+                                                           scenario.seed, software ? software->protocol_efficiency : 1.0);
+    } else {
+      ctx.result.links_omitted = fmt::format(
+          "links.csv left out: at analytic fidelity the collectives' bytes are routed on the platform for groups of "
+          "at most {} ranks (this one has {}); use flow fidelity for per-link traffic",
+          AnalyticLinks::MAX_RANKS, ctx.group.size());
+      ctx.result.notes.push_back(ctx.result.links_omitted);
+    }
+  }
+  detail::plan_buckets(ctx);  // the bucketing policy's buckets (engine/concurrent_comm.cpp)
+  ctx.plan.compression = compress_buckets(scenario, ctx.plan.buckets);
+  ctx.result.compression = ctx.plan.compression;
+  if (const auto& adaptive = scenario.training.adaptive; adaptive.enabled) {
+    for (const auto& comp : adaptive.candidates) {
+      ctx.plan.compression_variants.push_back(compress_buckets(scenario, *comp, ctx.plan.buckets));
+      ctx.variant_cr.push_back(kept_fraction(*comp, ctx.plan.buckets));
+    }
+    ctx.adaptive = std::make_unique<detail::AdaptiveRun>(
+        models::AdaptiveController(adaptive.settings, *adaptive.gain, scenario.workload.worker.profile.iteration_compute_s()));
+  }
+  if (!ctx.plan.compression.empty())  // the selecting worker of each iteration (AR-Topk)
+    for (int it = 0; it < ctx.plan.iterations; ++it)
+      ctx.plan.roots.push_back(
+          scenario.training.compressor_model->root(it, scenario.platform.workers, scenario.seed));
+  for (const auto& b : ctx.plan.buckets) ctx.result.bucket_bytes.push_back(b.bytes);
+  // What "auto" runs, per bucket size (as sent); under adaptive compression iterations.csv says, per iteration.
+  if (scenario.training.sync_model->uses_collective() && !scenario.training.adaptive.enabled) {
+    auto sent = ctx.plan.buckets;
+    for (std::size_t b = 0; b < ctx.plan.compression.size(); ++b) sent[b].bytes = ctx.plan.compression[b].comm_bytes;
+    ctx.result.collective_choices = collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, sent);
+  }
+  ctx.static_cr = ctx.plan.compression.empty() ? 1.0 : kept_fraction(*scenario.training.compressor_model, ctx.plan.buckets);
+  ctx.graph = scenario.training.graph;
+  ctx.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
+  ctx.result.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
+  ctx.records.by_worker.resize(static_cast<std::size_t>(scenario.platform.workers));
+  ctx.result.alpha_s = ctx.ab.alpha_s;
+  ctx.result.beta_s_per_byte = ctx.ab.beta_s_per_byte;
+  ctx.result.analytic_local = ctx.ab.local;
+  ctx.result.buckets = static_cast<int>(ctx.plan.buckets.size());
+  if (options.before_run) options.before_run(WorkPlan{scenario, ctx.plan, ctx.group, ctx.ab});
+}
+
+}  // namespace detail
+
+SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
+                          const RunOptions& options) {
+  if (!options.simgrid_analytic && detail::fiber_lane_applies(scenario)) return detail::simulate_on_fibers(scenario, options);
+  // On the heap: a run stopped within an iteration leaves them to the process's end (run_stoppable).
+  auto session_owner = std::make_unique<EngineSession>(engine_args, scenario.network);
+  EngineSession& session = *session_owner;
+  const auto& sync = *scenario.training.sync_model;
+  // Before building anything: refuse (or make room for) more actors than the process can hold.
+  const bool collective_servers = scenario.training.collective_algorithm->uses_servers() &&
+                                  scenario.network.fidelity != Fidelity::ANALYTIC;
+  std::vector<std::string> notes;
+  const int streams = scenario.training.bucketing.max_inflight;  // communication-stream actors per worker
+  if (auto note = session.reserve_actors(scenario.platform.workers, 1 + streams,
+                                         scenario.platform.parameter_servers * ((sync.uses_servers() ? 1 : 0) +
+                                                                                (collective_servers ? 1 : 0)));
+      !note.empty())
+    notes.push_back(std::move(note));
+  FlowBounds::install(scenario.network);
+  LinkBytes::reset();
+
+  auto ctx_owner = std::make_unique<detail::Context>();
+  detail::Context& ctx = *ctx_owner;
+  detail::prepare_context(ctx, scenario, options);
+  for (auto& state : ctx.workers) {
+    state.queued = sg4::Semaphore::create(0);
+    state.drained = sg4::Semaphore::create(0);
+  }
+  if (options.phase) options.phase("building the platform");
+  ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
+                                         link_traces(scenario.network, scenario.platform.graph.graph),
+                                         scenario.platform.routing, scenario.seed);
+  ctx.executor = std::make_unique<ScheduleExecutor>(detail::channel_hosts(ctx), executor_network(scenario.network));
+  ctx.comm_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
+  ctx.end_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
+  if (ctx.adaptive) ctx.adaptive->barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
+  for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
+    auto& boxes = ctx.push_boxes.emplace_back();
+    for (int w = 0; w < scenario.platform.workers; ++w) boxes.push_back(sg4::Mailbox::by_name(fmt::format("push:{}<{}", s, w)));
+  }
+
+  ctx.result.notes.insert(ctx.result.notes.begin(), notes.begin(), notes.end());
+  for (int r = 0; r < scenario.platform.workers; ++r) {
+    auto* host = ctx.platform.hosts[static_cast<std::size_t>(r)];
+    auto worker = sg4::Actor::create(fmt::format("worker-{}", r), host,
+                                     session.guard([&ctx, &sync, r]() { detail::run_worker(ctx, r, sync); }));
+    // One-sided puts to this worker flow without a receive (engine/point_to_point.hpp).
+    sg4::Mailbox::by_name(fmt::format("put>{}", r))->set_receiver(worker);
+    for (int slot = 0; slot < streams; ++slot)
+      sg4::Actor::create(slot == 0 ? fmt::format("comm-{}", r) : fmt::format("comm-{}.{}", r, slot), host,
+                         session.guard([&ctx, r, slot]() { detail::comm_stream(ctx, r, slot); }))
+          ->daemonize();
+  }
+  for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
+    auto* host = ctx.platform.hosts[static_cast<std::size_t>(scenario.platform.workers + s)];
+    if (sync.uses_servers())
+      sg4::Actor::create(fmt::format("ps-{}", s), host,
+                         session.guard([&ctx, &sync, s]() { detail::run_server(ctx, s, sync); }));
+    if (collective_servers) {
+      ctx.collective_jobs.emplace_back();
+      ctx.collective_ready.push_back(sg4::Semaphore::create(0));
+      sg4::Actor::create(fmt::format("ps-collective-{}", s), host,
+                         session.guard([&ctx, s]() { detail::collective_server(ctx, s); }))
+          ->daemonize();
+    }
+  }
+  if (options.phase) options.phase(nullptr);
+  const bool abandoned = session.run_stoppable();
+  session.rethrow_if_failed();
+  ctx.result.stopped = session.stopped();
+  if (!ctx.result.stopped) {
+    if (session.deadlocked()) throw std::runtime_error("the simulation deadlocked (sends and receives do not match)");
+    detail::check_records_complete(ctx);
+  }
+  ctx.result.makespan_s = sg4::Engine::get_clock();
+  if (ctx.adaptive) {
+    ctx.result.explorations = ctx.adaptive->controller.explorations();
+    for (const auto& p : ctx.adaptive->probes) ctx.result.probes.push_back({p.alpha_s, p.beta_s_per_byte});
+  }
+  detail::collect_links(ctx.result, scenario.platform.graph, &ctx.platform,
+                        ctx.analytic_links ? &ctx.analytic_links->bytes() : nullptr);
+  if (abandoned) {
+    ctx.result.engine_abandoned = true;
+    (void)ctx_owner.release();      // deliberately kept: actors still wait on what it holds
+    (void)session_owner.release();  // and on the engine
+  }
+  return std::move(ctx.result);
+}
+
+}  // namespace ddlsim::sim

@@ -1,0 +1,368 @@
+#include "scenario/scenario.hpp"
+
+#include "scenario/output_limits.hpp"
+#include "models/units.hpp"
+
+#include <boost/graph/graph_traits.hpp>
+#include <filesystem>
+#include <set>
+#include <fmt/format.h>
+#include <limits>
+#include <optional>
+
+namespace ddlsim::sim {
+namespace {
+
+/// A straggler's compute-time factor (speed_factors, slow[].factor, and their product per rank).
+constexpr double MIN_SPEED_FACTOR = 1e-6;
+constexpr double MAX_SPEED_FACTOR = 1e6;
+/// The longest scenario name: it names the default output directory (NAME_MAX bytes).
+// The default output directory is out/<name>: its name must leave room for the staging folder.
+constexpr std::size_t MAX_NAME_BYTES = MAX_DIR_NAME_BYTES;
+
+}  // namespace
+
+void check_link_ranges(const platforms::Topology& topo, const std::string& path) {
+  for (auto e : boost::make_iterator_range(boost::edges(topo.graph))) {
+    const auto& link = topo.graph[e];
+    if (link.bandwidth_Bps < units::MIN_BANDWIDTH_BPS || link.bandwidth_Bps > units::MAX_BANDWIDTH_BPS)
+      throw ConfigError(path, fmt::format("link \"{}\" would have a bandwidth of {:g} B/s, outside {}",
+                                                        excerpt(link.name), link.bandwidth_Bps, units::bandwidth_range()));
+    if (link.latency_s > units::MAX_LATENCY_S)
+      throw ConfigError(path, fmt::format("link \"{}\" would have a latency of {:g} s, outside {}",
+                                                        excerpt(link.name), link.latency_s,
+                                                        units::time_range(units::MAX_LATENCY_S)));
+  }
+}
+
+namespace {
+
+/// The scenario's name, fit to name a directory (out/<name>).
+std::string read_name(ObjectReader& root) {
+  const std::string name = root.string("name", "scenario");
+  const bool control = std::any_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7F;
+  });
+  if (name.empty() || name == "." || name == ".." || name.size() > MAX_NAME_BYTES || control ||
+      name.find_first_of("/\\") != std::string::npos)
+    throw ConfigError("/name", fmt::format("expected a name for the output directory: 1 to {} bytes, no slash, "
+                                           "backslash or control character, not \".\" or \"..\"; got \"{}\"",
+                                           MAX_NAME_BYTES, excerpt(name)));
+  return name;
+}
+
+Plugin read_plugin(ObjectReader& training, const std::string& key, const std::string& default_name) {
+  ObjectReader r = training.object(key);
+  Plugin p;
+  p.name = r.string("name", default_name);
+  if (const json* params = r.find("params")) p.params = *params;
+  r.finish();
+  return p;
+}
+
+template <class Interface>
+std::shared_ptr<const Interface> create_plugin(const Plugin& plugin, const std::string& section, const std::string& kind) {
+  return Registry<Interface>::instance().create(plugin.name, plugin.params, section + "/name", section + "/params", kind);
+}
+
+platforms::LinkSpec read_link(ObjectReader& parent) {
+  ObjectReader link = parent.object("link");
+  platforms::LinkSpec spec;
+  spec.bandwidth_Bps = link.bandwidth_Bps("bandwidth", 25e9 / 8);
+  spec.latency_s = link.latency_s("latency", 1e-6);
+  link.finish();
+  return spec;
+}
+
+StragglerSpec read_stragglers(ObjectReader& r, int workers) {
+  StragglerSpec spec;
+  if (const json* f = r.find("speed_factors")) {
+    if (!f->is_array() || static_cast<int>(f->size()) != workers)
+      throw ConfigError(r.path_of("speed_factors"),
+                        fmt::format("expected an array of {} compute-time factors (one per worker), got {}", workers,
+                                    f->is_array() ? fmt::format("{} values", f->size()) : json_type_name(*f)));
+    for (std::size_t i = 0; i < f->size(); ++i)
+      spec.speed_factors.push_back(checked_number((*f)[i], fmt::format("{}/{}", r.path_of("speed_factors"), i),
+                                                  MIN_SPEED_FACTOR, MAX_SPEED_FACTOR));
+  }
+  if (const json* slow = r.find("slow")) {
+    if (!slow->is_array()) throw ConfigError(r.path_of("slow"), fmt::format("expected an array, got {}", json_type_name(*slow)));
+    if (spec.speed_factors.empty()) spec.speed_factors.assign(static_cast<std::size_t>(workers), 1.0);
+    for (std::size_t i = 0; i < slow->size(); ++i) {
+      ObjectReader e((*slow)[i], fmt::format("{}/{}", r.path_of("slow"), i));
+      const auto rank = e.required_integer("rank", 0, workers - 1);
+      const double factor = e.number("factor", 2.0, MIN_SPEED_FACTOR, MAX_SPEED_FACTOR);
+      e.finish();
+      double& combined = spec.speed_factors[static_cast<std::size_t>(rank)];
+      combined *= factor;
+      if (combined < MIN_SPEED_FACTOR || combined > MAX_SPEED_FACTOR)
+        throw ConfigError(e.path_of("factor"),
+                          fmt::format("rank {}'s factors multiply to {:g}, outside [{:g}, {:g}] (a compute-time "
+                                      "factor's range)",
+                                      rank, combined, MIN_SPEED_FACTOR, MAX_SPEED_FACTOR));
+    }
+  }
+  const std::string dist = r.choice("distribution", {"none", "normal", "lognormal", "exponential"}, "none");
+  spec.distribution = dist == "none"        ? NoiseDistribution::NONE
+                      : dist == "normal"    ? NoiseDistribution::NORMAL
+                      : dist == "lognormal" ? NoiseDistribution::LOGNORMAL
+                                            : NoiseDistribution::EXPONENTIAL;
+  if (spec.distribution == NoiseDistribution::NONE && r.raw().contains("sigma"))
+    throw ConfigError(r.path_of("sigma"), "only valid with a noise \"distribution\" (normal, lognormal, exponential)");
+  if (spec.distribution != NoiseDistribution::NONE && !r.raw().contains("sigma"))
+    throw ConfigError(r.path_of("sigma"), fmt::format("missing: distribution \"{}\" needs its \"sigma\" (a number > 0){}",
+                                                      dist, r.misspelling_hint("sigma")));
+  spec.sigma = r.number("sigma", 0.0, 0.0, 100.0);
+  if (spec.distribution != NoiseDistribution::NONE && spec.sigma <= 0)
+    throw ConfigError(r.path_of("sigma"),
+                      fmt::format("sigma 0 makes distribution \"{}\" draw no noise; give sigma > 0, or \"distribution\": \"none\"", dist));
+  return spec;
+}
+
+}  // namespace
+
+std::string resolve_beside(const std::string& file, const std::string& base_dir) {
+  namespace fs = std::filesystem;
+  fs::path p(file);
+  if (p.is_absolute() || base_dir.empty()) return file;
+  fs::path beside = fs::path(base_dir) / p;
+  std::error_code ec;  // a name the file system refuses (too long, say) is not there: opening it says so
+  if (fs::exists(beside, ec)) return beside.string();
+  return file;
+}
+
+std::string to_string(Fidelity f) { return f == Fidelity::ANALYTIC ? "analytic" : "flow"; }
+std::string to_string(NetworkModel m) {
+  switch (m) {
+    case NetworkModel::IDEAL: return "ideal";
+    case NetworkModel::TCP: return "tcp";
+    case NetworkModel::CALIBRATED: return "calibrated";
+  }
+  return "?";
+}
+std::string to_string(Granularity g) { return g == Granularity::STEPWISE ? "stepwise" : "pipelined"; }
+
+Scenario parse_scenario(const json& doc, const std::string& base_dir) {
+  Scenario s;
+  s.document = doc;
+  ObjectReader root(doc, "");
+  // A section given as null is refused like any other non-object (leave it out for its defaults);
+  // network and sweep are read through find(), which would take null for an absent section.
+  for (const char* section : {"platform", "network", "workload", "training", "output", "sweep"})
+    if (const auto it = doc.find(section); it != doc.end() && it->is_null())
+      throw ConfigError(pointer_append("", section), "expected an object, got null");
+  s.name = read_name(root);
+  s.description = root.string("description", "");
+  s.seed = static_cast<std::uint64_t>(root.integer("seed", 1, 0, std::numeric_limits<std::int64_t>::max()));
+  check_sweep_section(root.find("sweep"));  // the grid of analysis/sweep.py: checked, not run
+
+  {  // platform
+    ObjectReader p = root.object("platform");
+    s.platform.topology = p.string("topology", "star");
+    platforms::TopologyRegistry::instance().check_name(s.platform.topology, "/platform/topology", "topology");
+    s.platform.workers = static_cast<int>(p.integer("workers", 8, 1, MAX_WORKERS));
+    s.platform.parameter_servers = static_cast<int>(p.integer("parameter_servers", 0, 0, MAX_WORKERS));
+    s.platform.link = read_link(p);
+    s.platform.routing = platforms::parse_routing(p.choice(
+        "routing", platforms::routing_names(), platforms::to_string(platforms::default_routing(s.platform.topology))));
+    json params = json::object();
+    if (const json* v = p.find("params")) params = *v;
+    p.finish();
+    auto builder = platforms::TopologyRegistry::instance().create(s.platform.topology, params, "/platform/topology",
+                                                                  "/platform/params", "topology");
+    platforms::BuildRequest request;
+    request.workers = s.platform.workers;
+    request.parameter_servers = s.platform.parameter_servers;
+    request.link = s.platform.link;
+    s.platform.graph = builder->build(request);
+    platforms::check_connected(s.platform.graph, "/platform/params");
+    check_link_ranges(s.platform.graph, "/platform/params");
+    check_gpus_per_node(s.platform.graph, s.platform.workers, params.is_object() && params.contains("gpus_per_node"),
+                        "/platform/params/gpus_per_node");
+  }
+
+  {  // network
+    const CalibratedNetwork calibration = apply_calibration(root.find("network"), base_dir);
+    s.network.calibration_file = calibration.file;
+    try {
+      ObjectReader n(calibration.network, "/network");
+      std::string fidelity = n.choice("fidelity", {"analytic", "flow", "packet"}, "flow");
+      if (fidelity == "packet")
+        throw ConfigError("/network/fidelity",
+                          "\"packet\" (SimGrid's ns-3 binding) is not supported yet: ns-3 needs every host on a "
+                          "one-hop link of a routed zone, which the platform emitter does not build; valid values here "
+                          "are: analytic, flow");
+      s.network.fidelity = fidelity == "analytic" ? Fidelity::ANALYTIC : Fidelity::FLOW;
+      std::string model = n.choice("model", {"ideal", "tcp", "calibrated"}, "ideal");
+      s.network.model = model == "ideal" ? NetworkModel::IDEAL : model == "tcp" ? NetworkModel::TCP : NetworkModel::CALIBRATED;
+      s.network.granularity =
+          n.choice("collective_granularity", {"stepwise", "pipelined"}, "stepwise") == "stepwise" ? Granularity::STEPWISE
+                                                                                                  : Granularity::PIPELINED;
+      if (const json* traces = n.find("link_traces")) s.network.link_traces = read_link_traces(*traces, n.path_of("link_traces"), s.platform.graph);
+      for (const auto& trace : s.network.link_traces)
+        if (s.network.model == NetworkModel::TCP && !trace.bandwidth_Bps.empty())  // engine/flow_bounds.hpp
+          throw ConfigError(n.path_of("link_traces"),
+                            "bandwidth traces with network.model \"tcp\": SimGrid's LV08 bounds each flow by its TCP "
+                            "window from the latency at its start and by the route's bandwidth at its start, which a "
+                            "later bandwidth change does not lift; use \"ideal\" or \"calibrated\"");
+      if (s.network.model == NetworkModel::CALIBRATED) {
+        s.network.latency_factor = n.number("latency_factor", 1.0, 1e-9, 1e9);
+        s.network.bandwidth_factor = n.number("bandwidth_factor", 1.0, 1e-9, 1e9);
+        if (s.network.bandwidth_factor > 1)
+          throw ConfigError(n.path_of("bandwidth_factor"),
+                            fmt::format("must be at most 1 (a factor of {:g} would move bytes faster than the link: "
+                                        "no model may beat the wire); protocol overheads go in software.protocol_efficiency",
+                                        s.network.bandwidth_factor));
+      } else {
+        for (const char* key : {"latency_factor", "bandwidth_factor"})
+          if (n.raw().contains(key))
+            throw ConfigError(n.path_of(key), fmt::format("only valid with \"model\": \"calibrated\", not \"{}\"", model));
+      }
+      std::optional<double> preset_call_s;
+      if (const json* sw = n.find("software")) {
+        auto software = models::read_software(*sw, n.path_of("software"));
+        preset_call_s = software.call_cost_s;
+        s.network.software = std::make_shared<const models::SoftwareCost>(std::move(software));
+      }
+      s.network.collective_call_s = n.time_s("collective_call_cost", preset_call_s.value_or(10e-6));
+      if (s.network.collective_call_s > MAX_CALL_COST_S)
+        throw ConfigError(n.path_of("collective_call_cost"), call_cost_range_message(s.network.collective_call_s));
+      n.finish();
+    } catch (const ConfigError& e) {
+      throw calibration_error(e, calibration);
+    }
+  }
+
+  std::string synthetic_scaling;  // the path of a synthetic workload's batch_scaling
+  {  // workload
+    ObjectReader w = root.object("workload");
+    for (const char* key : {"profile", "synthetic"})
+      if (const json* v = w.find(key); v != nullptr && v->is_null())
+        throw ConfigError(w.path_of(key), fmt::format("expected {}, got null (give \"profile\" or \"synthetic\")",
+                                                      key == std::string("profile") ? "a profile file name" : "an object"));
+    const bool has_profile = w.has("profile");
+    const bool has_synthetic = w.has("synthetic");
+    if (has_profile == has_synthetic)
+      throw ConfigError("/workload", has_profile ? "give either \"profile\" or \"synthetic\", not both"
+                                                 : "missing workload: give \"profile\" (a profile file) or \"synthetic\"" +
+                                                       w.misspelling_hint("profile") + w.misspelling_hint("synthetic"));
+    if (has_profile) {
+      const std::string profile = w.required_string("profile");
+      if (profile.empty())
+        throw ConfigError(w.path_of("profile"), "expected the file name of a profile (docs/profiles.md; e.g. "
+                                                "\"profiles/resnet50.json\"), got an empty string");
+      s.workload.profile_file = resolve_beside(profile, base_dir);
+      s.workload.profile = models::load_profile_file(s.workload.profile_file, "/workload/profile");
+    } else {
+      ObjectReader syn = w.object("synthetic");
+      s.workload.profile = models::synthetic_profile(syn);
+      syn.finish();
+    }
+    s.workload.iterations = static_cast<int>(w.integer("iterations", 10, 1, 1'000'000));
+    s.workload.batch_size = w.integer("batch_size", s.workload.profile.batch_size, 1, std::numeric_limits<std::int64_t>::max());
+    const bool linear = w.choice("batch_scaling", {"none", "linear"}, "none") == "linear";
+    // A synthetic workload's times are given at batch_size: scaling applies only to another batch
+    // a sync model computes (crossbow's k x batch_size), checked once the model is known.
+    if (!has_profile && w.has("batch_scaling")) synthetic_scaling = w.path_of("batch_scaling");
+    s.workload.batch_extrapolation = linear;
+    if (has_profile) {
+      s.workload.batch_scaled = !s.workload.profile.covers(s.workload.batch_size);
+      s.workload.profile = s.workload.profile.at_batch(s.workload.batch_size, linear, w.path_of("batch_size"));
+    }
+    s.workload.profile.batch_size = s.workload.batch_size;
+    read_compute_costs(w, s);
+    w.finish();
+  }
+
+  {  // training
+    ObjectReader t = root.object("training");
+    s.training.sync = read_plugin(t, "sync", "bsp");
+    s.training.collective = read_plugin(t, "collective", "ring");
+    s.training.compressor = read_plugin(t, "compressor", "none");
+    {
+      ObjectReader b = t.object("bucketing");
+      s.training.bucketing = read_bucketing(b);  // scenario/scenario_bucketing.cpp
+      s.training.bucketing.copy_bandwidth_Bps = b.bandwidth_Bps("copy_bandwidth", 0);  // absent: no copies
+      b.finish();
+    }
+    {
+      ObjectReader st = t.object("stragglers");
+      s.training.stragglers = read_stragglers(st, s.platform.workers);
+      st.finish();
+    }
+    read_compression_cost(t, s, base_dir);
+    read_adaptive_compression(t, s, base_dir);
+    t.finish();
+    {
+      auto sync = models::SyncModelRegistry::instance().create(s.training.sync.name, s.training.sync.params,
+                                                               "/training/sync/name", "/training/sync/params", "sync model");
+      models::SyncBinding binding;
+      binding.workers = s.platform.workers;
+      binding.iterations = s.workload.iterations;
+      binding.seed = s.seed;
+      binding.profile = &s.workload.profile;
+      binding.resolve = [&base_dir](const std::string& f) { return resolve_beside(f, base_dir); };
+      sync->bind(binding);
+      s.training.sync_model = std::move(sync);
+    }
+    // What each worker computes per iteration (crossbow: its learners' batches as one).
+    s.workload.worker = s.training.sync_model->worker_workload(s.workload.profile, s.workload.batch_size,
+                                                               s.workload.batch_extrapolation);
+    if (!synthetic_scaling.empty() &&
+        (!s.workload.batch_extrapolation || s.workload.worker.profile.batch_size == s.workload.batch_size))
+      throw ConfigError(synthetic_scaling,
+                        "only with a \"profile\", or \"linear\" where the sync model computes another batch than "
+                        "batch_size (crossbow with learners_per_gpu > 1: its k x batch_size, scaled per sample): a "
+                        "synthetic workload's times are given per batch_size");
+    s.training.graph = s.training.sync_model->logical_graph(s.platform.workers, s.seed);  // ConfigError if N cannot form it
+    s.training.collective_algorithm =
+        create_plugin<models::Collective>(s.training.collective, "/training/collective", "collective");
+    s.training.compressor_model =
+        create_plugin<models::Compressor>(s.training.compressor, "/training/compressor", "compressor");
+    if (s.training.sync_model->uses_servers() && s.platform.parameter_servers < 1)
+      throw ConfigError("/platform/parameter_servers",
+                        fmt::format("sync model \"{}\" with these params needs at least 1 parameter server, got 0",
+                                    s.training.sync.name));
+    check_compression(s);  // may replace "auto" by the all-gather a gathering compressor needs
+    const auto& coll = *s.training.collective_algorithm;
+    const bool gathering = s.training.compressor_model->encode(1e6).aggregation != models::Aggregation::SUM;
+    if (!gathering && coll.operation() != "allreduce")
+      throw ConfigError("/training/collective/name",
+                        fmt::format("\"{}\" is a {} algorithm; gradient aggregation needs an all-reduce",
+                                    s.training.collective.name, coll.operation()));
+    try {  // parameters that depend on the group (e.g. torus2d rows must divide N; hierarchical's
+           // gpus_per_node must match the platform's, a ConfigError at its own path)
+      models::CollectiveGroup group(s.platform.workers, s.platform.parameter_servers);
+      group.ranks_per_node = s.platform.graph.gpus_per_node;
+      (void)coll.analytic_time_s(group, 1.0, models::AlphaBeta{1e-6, 1e-9});
+    } catch (const std::invalid_argument& e) {
+      if (!coll.uses_servers() || s.platform.parameter_servers > 0)
+        throw ConfigError("/training/collective/params", e.what());
+    }
+    if (coll.uses_servers() && s.platform.parameter_servers < 1)
+      throw ConfigError("/platform/parameter_servers",
+                        fmt::format("collective \"{}\" needs at least 1 parameter server, got 0", s.training.collective.name));
+    check_combination(s, doc.contains("training") && doc["training"].is_object() && doc["training"].contains("collective"));
+  }
+
+  {  // output
+    ObjectReader o = root.object("output");
+    s.output.dir = o.string("dir", "out/" + s.name);
+    if (s.output.dir.empty()) throw ConfigError("/output/dir", "expected a non-empty directory name");
+    s.output.iterations_csv = o.boolean("iterations_csv", true);
+    s.output.timeline = o.boolean("timeline", true);
+    s.output.timeline_workers = static_cast<int>(o.integer("timeline_workers", 8, 0, MAX_WORKERS));
+    s.output.timeline_iterations = static_cast<int>(o.integer("timeline_iterations", 3, 0, 1'000'000));
+    o.finish();
+  }
+  root.finish();
+  return s;
+}
+
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides) {
+  json doc = read_json_file(file, "scenario");
+  for (const auto& o : overrides) apply_override(doc, o);
+  return parse_scenario(doc, std::filesystem::path(file).parent_path().string());
+}
+
+}  // namespace ddlsim::sim

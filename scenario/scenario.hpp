@@ -1,0 +1,250 @@
+// ddlsim: the scenario loader. JSON in, validated plain structs out.
+//
+// Everything is checked before any engine starts: types, units, ranges,
+// unknown keys, registry names, profile files and the topology itself (built
+// here, so an impossible or disconnected topology fails at validation). Every
+// error is a ConfigError naming the JSON path. docs/scenario.md is the
+// reference for every field, its unit and its default.
+#pragma once
+
+#include "models/collective.hpp"
+#include "models/compressor.hpp"
+#include "models/json_reader.hpp"
+#include "models/profile.hpp"
+#include "models/adaptive_compression.hpp"
+#include "models/compression_cost.hpp"
+#include "models/sync_model.hpp"
+#include "platforms/routing.hpp"
+#include "platforms/topology.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ddlsim::sim {
+
+enum class Fidelity { ANALYTIC, FLOW };
+enum class NetworkModel { IDEAL, TCP, CALIBRATED };
+enum class Granularity { STEPWISE, PIPELINED };
+std::string to_string(Fidelity f);
+std::string to_string(NetworkModel m);
+std::string to_string(Granularity g);
+
+struct PlatformSpec {
+  std::string topology = "star";
+  int workers = 8;
+  int parameter_servers = 0;
+  platforms::LinkSpec link;
+  platforms::Routing routing = platforms::Routing::SHORTEST;  // default: platforms::default_routing(topology)
+  platforms::Topology graph;  // built and checked at load time
+};
+
+/// A time-varying bandwidth and/or latency applied to links (SimGrid profiles).
+struct LinkTrace {
+  std::vector<std::string> links;                           // edge names; empty = every link
+  std::vector<std::pair<double, double>> bandwidth_Bps;     // (t_s, bandwidth)
+  std::vector<std::pair<double, double>> latency_s;         // (t_s, latency)
+  double period_s = -1;                                     // repeat period; -1 = no repeat
+};
+/// The shortest repeat period of a link trace (docs/reliability.md, "Ranges").
+inline constexpr double MIN_TRACE_PERIOD_S = 1e-3;
+/// Every link of a built platform within a bandwidth's and a latency's ranges (models/units.hpp):
+/// derived values (a fat tree's link.bandwidth / oversubscription, say) are checked as given ones.
+void check_link_ranges(const platforms::Topology& topo, const std::string& path);
+/// Reads "network.link_traces" against the platform's link names (scenario/scenario_link_traces.cpp).
+std::vector<LinkTrace> read_link_traces(const json& value, const std::string& path, const platforms::Topology& topo);
+
+/// The largest fixed cost per collective call accepted (1 s: real ones are microseconds to milliseconds).
+inline constexpr double MAX_CALL_COST_S = 1.0;
+/// The most workers (and parameter servers) a platform may have: platform.workers, --workers.
+inline constexpr int MAX_WORKERS = 1'000'000;
+std::string call_cost_range_message(double call_s);
+
+struct NetworkSpec {
+  Fidelity fidelity = Fidelity::FLOW;
+  NetworkModel model = NetworkModel::IDEAL;
+  Granularity granularity = Granularity::STEPWISE;
+  double latency_factor = 1.0;    // calibrated model only
+  double bandwidth_factor = 1.0;  // calibrated model only
+  double collective_call_s = 10e-6;  // fixed launch/handshake cost of every collective call
+  std::string calibration_file;      // network.calibration, resolved; empty without one
+  /// The communication library's software costs (network.software); null: ideal.
+  std::shared_ptr<const models::SoftwareCost> software;
+  std::vector<LinkTrace> link_traces;
+};
+
+struct WorkloadSpec {
+  models::Profile profile;   // at batch_size (measured, interpolated or scaled)
+  std::string profile_file;  // empty for a synthetic workload
+  int iterations = 10;
+  std::int64_t batch_size = 32;  // samples per worker (per learner with crossbow) per iteration
+  bool batch_extrapolation = false;  // "batch_scaling": "linear": a batch outside the measured ones scales per sample
+  bool batch_scaled = false;         // batch_size is outside the profile's measured batches and was scaled linearly
+  double compute_scale = 1;          // every compute time of the profile (and the overhead) multiplied by it
+  double framework_overhead_s = 0;   // per iteration, before forward; compute_scale applied
+  /// What each worker computes per iteration, from the sync model (SyncModel::worker_workload):
+  /// the profile it replays, the samples throughput counts, speedup's one-worker baseline.
+  models::WorkerWorkload worker;
+};
+
+struct Plugin {
+  std::string name;
+  json params = json::object();
+};
+
+enum class BucketingPolicy { SIZE, MGWFBP, DDP, HOROVOD };
+std::string to_string(BucketingPolicy p);
+
+/// "training.bucketing" (scenario/scenario_bucketing.cpp; docs/scenario.md).
+struct BucketingSpec {
+  BucketingPolicy policy = BucketingPolicy::SIZE;
+  double bucket_bytes = 25e6;  // SIZE: the cap (0 = one bucket per layer); DDP: bucket_cap_mb (25 MiB)
+  double first_bucket_bytes = 1048576;          // DDP: the first bucket's cap
+  double fusion_threshold_bytes = 134217728;    // HOROVOD: HOROVOD_FUSION_THRESHOLD (128 MiB)
+  double cycle_s = 1e-3;                        // HOROVOD: HOROVOD_CYCLE_TIME (1 ms)
+  int max_inflight = 1;  // collectives in flight at once on a worker's communication stream
+  bool overlap = true;
+  double copy_bandwidth_Bps = 0;  // a bucket's flatten/unflatten copies (B/s); 0 = no copies
+};
+/// Reads "training.bucketing"; `b` is finished by the caller.
+BucketingSpec read_bucketing(ObjectReader& b);
+/// The bucketing settings as summary.json reports them.
+json bucketing_settings(const BucketingSpec& b);
+
+enum class NoiseDistribution { NONE, NORMAL, LOGNORMAL, EXPONENTIAL };
+
+struct StragglerSpec {
+  std::vector<double> speed_factors;  // per rank compute-time multiplier (size = workers)
+  NoiseDistribution distribution = NoiseDistribution::NONE;
+  double sigma = 0;
+  /// The compute-time multiplier of `rank` for one iteration, drawn from `rng`.
+  template <class Rng>
+  double factor(int rank, Rng& rng) const;
+};
+
+/// Encode/decode costs of the scenario's compressor ("training.compression_cost").
+struct CompressionCostSpec {
+  bool given = false;
+  std::string table_file;  // a cost table (resolved path), or empty for coefficients given inline
+  std::string device;      // the table's device, or "given in the scenario"
+  models::CompressorCost cost;
+};
+
+/// Adaptive compression ratio ("training.adaptive_compression", seed 002's optimisation).
+struct AdaptiveCompressionSpec {
+  bool enabled = false;
+  models::AdaptiveSettings settings;
+  std::shared_ptr<const models::GainModel> gain;
+  std::string gain_file;  // resolved path, or empty when given inline
+  /// The scenario's compressor at each candidate ratio (settings.candidates order).
+  std::vector<std::shared_ptr<const models::Compressor>> candidates;
+};
+
+struct TrainingSpec {
+  Plugin sync{"bsp"};
+  Plugin collective{"ring"};
+  Plugin compressor{"none"};
+  BucketingSpec bucketing;
+  StragglerSpec stragglers;
+  std::shared_ptr<const models::SyncModel> sync_model;
+  std::shared_ptr<const models::LogicalGraph> graph;  // the sync model's logical graph (decentralised models)
+  std::shared_ptr<const models::Collective> collective_algorithm;
+  std::shared_ptr<const models::Compressor> compressor_model;
+  CompressionCostSpec compression_cost;
+  AdaptiveCompressionSpec adaptive;
+};
+
+struct OutputSpec {
+  std::string dir;  // default "out/<name>"
+  bool iterations_csv = true;   // iterations.csv (streamed as the run goes)
+  bool timeline = true;
+  int timeline_workers = 8;     // ranks 0..k-1 appear in timeline.json
+  int timeline_iterations = 3;  // iterations 0..k-1 appear in timeline.json
+};
+
+struct Scenario {
+  std::string name = "scenario";
+  std::string description;
+  std::uint64_t seed = 1;
+  PlatformSpec platform;
+  NetworkSpec network;
+  WorkloadSpec workload;
+  TrainingSpec training;
+  OutputSpec output;
+  json document;  // the scenario as given, after --set overrides
+};
+
+template <class Rng>
+double StragglerSpec::factor(int rank, Rng& rng) const {
+  double f = speed_factors.empty() ? 1.0 : speed_factors[static_cast<std::size_t>(rank)];
+  switch (distribution) {
+    case NoiseDistribution::NONE: break;
+    case NoiseDistribution::NORMAL: f *= std::max(0.0, 1.0 + sigma * std::normal_distribution<double>(0, 1)(rng)); break;
+    case NoiseDistribution::LOGNORMAL:
+      f *= std::exp(sigma * std::normal_distribution<double>(0, 1)(rng) - sigma * sigma / 2);
+      break;
+    case NoiseDistribution::EXPONENTIAL:
+      if (sigma > 0) f *= 1.0 + std::exponential_distribution<double>(1.0 / sigma)(rng);
+      break;
+  }
+  return f;
+}
+
+/// Applies one "--set path=value" override to `doc` (scenario/scenario_override.cpp). `path` is dotted
+/// (platform.link.bandwidth) or a JSON pointer (/platform/link/bandwidth); `value` is parsed as
+/// JSON (with the limits of models/json_input.hpp), and taken as a string if it is not valid JSON.
+void apply_override(json& doc, const std::string& assignment);
+
+/// Refuses a hierarchical topology whose gpus_per_node (`given` in its params, else the default)
+/// does not divide the workers, at `path` (/platform/params/gpus_per_node, or --topology-params).
+void check_gpus_per_node(const platforms::Topology& topology, int workers, bool given, const std::string& path);
+
+/// Refuses settings the engine would ignore together (scenario/scenario_checks.cpp): a collective
+/// with a parameter-server sync model (`collective_given`: the scenario names one), idle
+/// parameter servers, MG-WFBP with parameter servers, tcp at analytic fidelity.
+void check_combination(const Scenario& s, bool collective_given);
+/// Refuses a bucketing the sync model, collective, compressor or fidelity cannot honour
+/// (scenario/scenario_bucketing.cpp; called by check_combination).
+void check_bucketing(const Scenario& s);
+/// Checks the shape of the "sweep" section (absent: nullptr), which `run` and `validate` ignore:
+/// an object of override paths to non-empty arrays of distinct values (scenario/scenario_sweep.cpp).
+void check_sweep_section(const json* sweep);
+
+/// A file named in a scenario: relative to the scenario's folder when it exists there, else as given.
+std::string resolve_beside(const std::string& file, const std::string& base_dir);
+/// network.calibration (scenario/scenario_calibration.cpp): the scenario's network object with the
+/// calibration snippet's settings merged in (unchanged without one), the file, and the merged keys.
+struct CalibratedNetwork {
+  json network;
+  std::string file;
+  std::set<std::string> keys;
+};
+CalibratedNetwork apply_calibration(const json* network, const std::string& base_dir);
+/// An error in a merged value, re-addressed to /network/calibration with the path inside the file.
+ConfigError calibration_error(const ConfigError& e, const CalibratedNetwork& calibration);
+
+/// Reads "compute_scale" and "framework_overhead_s" of the workload section and scales the
+/// profile's compute times and the overhead (scenario/scenario_compute.cpp).
+void read_compute_costs(ObjectReader& workload, Scenario& s);
+
+/// Reads "compression_cost" of the training section (scenario/scenario_compression.cpp).
+void read_compression_cost(ObjectReader& training, Scenario& s, const std::string& base_dir);
+/// Reads "adaptive_compression" of the training section (scenario/scenario_compression.cpp).
+void read_adaptive_compression(ObjectReader& training, Scenario& s, const std::string& base_dir);
+/// Checks the compressor against the sync model, the collective and its costs; under a
+/// gathering compressor "auto" becomes the all-gather (scenario/scenario_compression.cpp).
+void check_compression(Scenario& s);
+
+/// Validates a scenario document. `base_dir` resolves relative profile paths.
+Scenario parse_scenario(const json& doc, const std::string& base_dir);
+
+/// read_json_file + apply_override for each + parse_scenario.
+Scenario load_scenario(const std::string& file, const std::vector<std::string>& overrides);
+
+}  // namespace ddlsim::sim

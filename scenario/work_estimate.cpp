@@ -1,0 +1,330 @@
+#include "scenario/work_estimate.hpp"
+
+#include "scenario/work_constants.hpp"
+#include "models/rank_traffic.hpp"
+#include "scenario/run_plan.hpp"
+
+#include "models/error.hpp"
+#include "models/logical_graph.hpp"
+#include "models/units.hpp"
+
+#include <algorithm>
+#include <boost/graph/graph_traits.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <fstream>
+#include <map>
+#include <sys/statvfs.h>
+
+namespace ddlsim::sim {
+namespace {
+
+using namespace work;  // the constants (scenario/work_constants.hpp)
+
+
+CallShape call_shape(const WorkPlan& w, double bytes) {
+  const auto& algo = w.scenario.training.collective_algorithm->resolve(w.group, bytes, w.ab);
+  return collective_call_shape(algo, 0, w.group, bytes, w.scenario.network.granularity == Granularity::STEPWISE);
+}
+
+std::string layers_path(const Scenario& s) {
+  return s.workload.profile_file.empty() ? "/workload/synthetic/layers" : "/workload/profile";
+}
+
+std::string collective_path(const Scenario& s) {
+  return s.training.collective.params.is_object() && !s.training.collective.params.empty() ? "/training/collective/params"
+                                                                                            : "/training/collective";
+}
+
+double read_meminfo_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return -1;
+}
+
+double read_cgroup_limit() {
+  std::ifstream in("/sys/fs/cgroup/memory.max");
+  std::string value;
+  if (!(in >> value) || value == "max") return -1;
+  std::ifstream cur("/sys/fs/cgroup/memory.current");
+  double used = 0;
+  cur >> used;
+  return std::stod(value) - used;
+}
+
+}  // namespace
+
+CallShape collective_call_shape(const models::Collective& algo, int rank, const models::CollectiveGroup& group,
+                                double bytes, bool stepwise) {
+  // The closed form with alpha = 1 and beta = 0 counts the latency steps of a rank.
+  const double latency_steps = algo.analytic_time_s(group, bytes, models::AlphaBeta(1.0, 0.0));
+  if (!(latency_steps <= MAX_COUNTED_STEPS)) return {latency_steps, latency_steps, latency_steps, 1};
+  const auto source = models::rank_steps(algo, rank, group, bytes, stepwise);
+  CallShape shape{0, static_cast<double>(source->held()), 0, 0};
+  for (models::RankStep step; source->next(step);) {
+    double sends = 0;
+    for (const auto& op : step.ops) sends += op.kind == models::RankOp::Kind::SEND ? 1 : 0;
+    shape.sends += sends;
+    shape.shared += sends * sends;
+    shape.widest = std::max(shape.widest, sends);
+  }
+  return shape;
+}
+
+WorkEstimate estimate_work(const WorkPlan& w) {
+  const Scenario& s = w.scenario;
+  const auto& sync = *s.training.sync_model;
+  const auto& topo = s.platform.graph;
+  WorkEstimate e;
+  e.iterations = s.workload.iterations;
+  const double n = s.platform.workers, servers = s.platform.parameter_servers;
+  const double hosts = static_cast<double>(topo.workers.size() + topo.servers.size());
+  const double links = static_cast<double>(boost::num_edges(topo.graph));
+  const double layers = static_cast<double>(w.plan.profile->layers.size());
+  const double buckets = static_cast<double>(w.plan.buckets.size());
+  const double inflight = s.training.bucketing.max_inflight;
+  const double actors = n * (1 + inflight) + 2 * servers;
+  const double iterations = e.iterations;
+  const std::string workers_path = servers > n ? "/platform/parameter_servers" : "/platform/workers";
+  // The fiber lane simulates `simulated` workers (one per class of identical workers where it can).
+  const bool fibers = detail::fiber_lane_applies(s);
+  const auto classes = fibers && !w.every_worker ? detail::worker_partition(s) : std::nullopt;
+  const double simulated = classes ? static_cast<double>(classes->simulated.size()) : n;
+  e.simulated_workers = simulated;
+
+  // Set-up: the platform and the actors (the fiber lane: the graph and the fibers).
+  const double degree = 2 * links / std::max(1.0, static_cast<double>(boost::num_vertices(topo.graph)));
+  if (fibers) {
+    e.terms.push_back({"platform graph and fibers", workers_path, (hosts + links) * FIBER_GRAPH_ELEMENT_S,
+                       (hosts + links) * FIBER_GRAPH_ELEMENT_MEMORY + simulated * FIBER_MEMORY});
+  } else {
+    e.terms.push_back({"platform hosts and actors", workers_path, hosts * HOST_S + actors * ACTOR_S,
+                       hosts * HOST_MEMORY + actors * ACTOR_MEMORY});
+    e.terms.push_back({"platform links", "/platform/topology", links * (LINK_S + degree * LINK_DEGREE_S),
+                       links * LINK_MEMORY});
+  }
+  e.terms.push_back({"profile layers", layers_path(s), layers * LAYER_S, layers * LAYER_MEMORY});
+  for (const auto& t : e.terms) e.setup_s += t.wall_s;
+
+  // Per iteration: every worker's trace replay, then its communication.
+  const double calls = 2 * layers + 2 * buckets + 6;
+  std::vector<WorkTerm> per_iteration;
+  if (fibers) {
+    per_iteration.push_back({"trace replay and analytic collectives", layers_path(s),
+                             simulated * (FIBER_WORKER_ITERATION_S + buckets * ANALYTIC_COLLECTIVE_S), 0});
+    if (classes)
+      per_iteration.push_back({"records of the workers not simulated", workers_path, (n - simulated) * COPIED_RECORD_S, 0});
+    if (s.output.iterations_csv) per_iteration.push_back({"iterations.csv", "/output/iterations_csv", n * FIBER_CSV_ROW_S, 0});
+  } else {
+    per_iteration.push_back({"trace replay", layers_path(s), n * (WORKER_ITERATION_S + calls * COMPUTE_CALL_S), 0});
+  }
+  double events = simulated * calls, flows = 0;
+  if (sync.uses_collective()) {
+    if (s.network.fidelity == Fidelity::ANALYTIC) {
+      if (!fibers)
+        per_iteration.push_back({"analytic collectives", collective_path(s), n * buckets * ANALYTIC_COLLECTIVE_S, 0});
+      events += simulated * buckets;
+    } else {
+      std::map<double, CallShape> shapes;  // by bucket bytes
+      double sends = 0, held = 0, shared = 0, widest = 0;
+      for (std::size_t b = 0; b < w.plan.buckets.size(); ++b) {
+        const double bytes = b < w.plan.compression.size() ? w.plan.compression[b].comm_bytes : w.plan.buckets[b].bytes;
+        auto found = shapes.find(bytes);
+        if (found == shapes.end()) found = shapes.emplace(bytes, call_shape(w, bytes)).first;
+        sends += found->second.sends;
+        shared += found->second.shared;
+        held = std::max(held, found->second.steps);
+        widest = std::max(widest, found->second.widest);
+      }
+      const double call_flows = n * sends;
+      // While a call runs, every rank holds its schedule and its widest step's flows.
+      per_iteration.push_back(
+          {"collective flows", collective_path(s), call_flows * FLOW_S + n * shared * STEP_SHARED_FLOW_S,
+           n * inflight * (held * static_cast<double>(sizeof(models::RankStep)) + widest * FLOW_MEMORY)});
+      flows += call_flows;
+    }
+  }
+  if (sync.uses_subgroup_collectives()) {
+    // A subgroup all-reduce runs as flows at every fidelity. The one model that makes them,
+    // selective_sync, exchanges its flags by one all-reduce of CONTROL_BYTES among all the workers
+    // every iteration, with the scenario's collective (SyncModel says no more than that it makes some).
+    const auto& algo = s.training.collective_algorithm->resolve(w.group, models::CONTROL_BYTES, w.ab);
+    const CallShape shape = collective_call_shape(algo, 0, w.group, models::CONTROL_BYTES,
+                                                  s.network.granularity == Granularity::STEPWISE);
+    per_iteration.push_back({"flag all-reduce flows", "/training/sync",
+                             n * shape.sends * FLOW_S + n * shape.shared * STEP_SHARED_FLOW_S,
+                             n * (shape.steps * static_cast<double>(sizeof(models::RankStep)) + shape.widest * FLOW_MEMORY)});
+    flows += n * shape.sends;
+  }
+  if (sync.uses_servers()) {
+    // A shard of every bucket to every server and back; the flows into one server share its
+    // link, and each start and end re-shares the bandwidth among all of them.
+    const double ps_flows = 2 * n * servers * buckets;
+    const double sharing = 2 * buckets * n * n * servers * (sync.synchronous() ? 1 : ASYNCHRONOUS_SHARING);
+    per_iteration.push_back(
+        {"parameter-server flows", "/platform/parameter_servers", ps_flows * FLOW_S + sharing * SHARED_FLOW_S, 0});
+    flows += ps_flows;
+  }
+  if (s.training.graph) {
+    const double peers = static_cast<double>(s.training.graph->out_peers(0, 0).size());
+    const double messages = n * peers * (sync.events_unit().empty() ? 1.0 : std::max(1.0, layers));
+    per_iteration.push_back({"point-to-point messages", "/training/sync/params", messages * MESSAGE_S, 0});
+    flows += messages;
+  }
+  double trace_wall_s = 0;  // not per iteration: a total over the run
+  if (!s.network.link_traces.empty()) {
+    // Every repeating trace replays each entry once per period of simulated time, however little
+    // happens meanwhile. The simulated time is bounded by every iteration's compute plus its
+    // all-reduces at the slowest bandwidth a trace gives (transfers progress at least that fast):
+    // a bound, so that the count of replayed entries is one too.
+    double slowest_Bps = 1.0 / w.ab.beta_s_per_byte;
+    for (const auto& trace : s.network.link_traces)
+      for (const auto& [t, bandwidth] : trace.bandwidth_Bps) slowest_Bps = std::min(slowest_Bps, bandwidth);
+    models::AlphaBeta slowest = w.ab;
+    slowest.beta_s_per_byte = std::max(w.ab.beta_s_per_byte, 1.0 / slowest_Bps);
+    double comm_s = 0;
+    if (sync.uses_collective())
+      for (const auto& bucket : w.plan.buckets)
+        comm_s += s.training.collective_algorithm->resolve(w.group, bucket.bytes, w.ab)
+                      .analytic_time_s(w.group, bucket.bytes, slowest);
+    const double simulated_per_iteration_s = w.plan.profile->iteration_compute_s() + comm_s;
+    double wall_s = 0, memory = 0, trace_events = 0, top = -1;
+    std::string path = "/network/link_traces";
+    for (std::size_t t = 0; t < s.network.link_traces.size(); ++t) {
+      const auto& trace = s.network.link_traces[t];
+      const double entries = static_cast<double>(trace.bandwidth_Bps.size() + trace.latency_s.size());
+      const double per_iteration = trace.period_s > 0 ? entries * simulated_per_iteration_s / trace.period_s : 0;
+      const double traced_links = trace.links.empty() ? links : static_cast<double>(trace.links.size());
+      const double changes = per_iteration * iterations + entries;  // the first period's entries, repeating or not
+      const double cost = s.network.fidelity == Fidelity::ANALYTIC ? changes * links * TRACE_SEGMENT_LINK_S
+                                                                   : changes * traced_links * TRACE_EVENT_S;
+      wall_s += cost;
+      trace_events += s.network.fidelity == Fidelity::ANALYTIC ? changes : changes * traced_links;
+      memory += s.network.fidelity == Fidelity::ANALYTIC ? changes * TRACE_SEGMENT_MEMORY
+                                                         : changes * traced_links * TRACE_EVENT_MEMORY;
+      if (cost > top) {
+        top = cost;
+        path = fmt::format("/network/link_traces/{}{}", t, trace.period_s > 0 ? "/period" : "");
+      }
+    }
+    e.terms.push_back({"link-trace events", path, wall_s, memory});
+    trace_wall_s = wall_s;
+    e.events += trace_events;
+    e.trace_events = trace_events;
+  }
+  e.events_per_iteration = events + flows;
+  e.events += iterations * e.events_per_iteration;
+  e.flows = iterations * flows;
+  for (const auto& t : per_iteration) e.per_iteration_s += t.wall_s;
+
+  // Outputs: iterations.csv and the timeline, written as the run goes (a CSV row's cost is in
+  // WORKER_ITERATION_S on SimGrid, the "iterations.csv" term on the fiber lane).
+  const double traced = std::min(iterations, static_cast<double>(s.output.timeline_iterations)) *
+                        std::min(n, static_cast<double>(s.output.timeline_workers));
+  const double timeline_events = s.output.timeline ? traced * (calls + buckets) : 0;
+  e.csv_bytes = s.output.iterations_csv ? n * iterations * CSV_ROW_BYTES : 0;
+  e.timeline_bytes = timeline_events * TIMELINE_EVENT_BYTES;
+  e.output_bytes = e.csv_bytes + e.timeline_bytes;
+  e.terms.push_back({"timeline", "/output/timeline_iterations", timeline_events * TIMELINE_EVENT_S, 0});
+
+  e.wall_s = e.setup_s + iterations * e.per_iteration_s + e.terms.back().wall_s;
+  e.wall_s += trace_wall_s;
+  e.memory_bytes = BASE_MEMORY;
+  for (const auto& t : e.terms) e.memory_bytes += t.memory_bytes;
+  for (auto t : per_iteration) {
+    e.memory_bytes += t.memory_bytes;
+    t.wall_s *= iterations;
+    e.terms.push_back(std::move(t));
+  }
+  return e;
+}
+
+MachineLimits machine_limits(const std::string& output_dir) {
+  MachineLimits m;
+  m.wall_s = MAX_WALL_S;
+  m.memory_bytes = read_meminfo_available();
+  const double cgroup = read_cgroup_limit();
+  if (cgroup >= 0 && (m.memory_bytes < 0 || cgroup < m.memory_bytes)) m.memory_bytes = cgroup;
+  // The nearest folder of the output directory that exists.
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::absolute(output_dir, ec);
+  while (!p.empty() && !std::filesystem::exists(p, ec) && p != p.parent_path()) p = p.parent_path();
+  struct statvfs fs {};
+  if (!p.empty() && statvfs(p.c_str(), &fs) == 0)
+    m.disk_bytes = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+  return m;
+}
+
+std::string format_duration(double seconds) {
+  if (seconds < 10) return fmt::format("{:.2g} s", std::max(0.0, seconds));
+  if (seconds < 90) return fmt::format("{:.0f} s", seconds);
+  if (seconds < 90 * 60) return fmt::format("{:.0f} min", seconds / 60);
+  if (seconds < 48 * 3600) return fmt::format("{:.1f} h", seconds / 3600);
+  return fmt::format("{:.1f} days", seconds / 86400);
+}
+
+void check_work(const WorkEstimate& e, const MachineLimits& limits) {
+  // The rest of the estimate, after the quantity a message is about.
+  const std::string events =
+      fmt::format("{:.3g} engine events over {} {}{}", e.events, e.iterations, e.unit, e.iterations == 1 ? "" : "s");
+  const std::string memory = fmt::format("{} of memory", units::format_bytes(e.memory_bytes));
+  // A comparison (ddlsim collectives) writes no files: its messages leave the output out.
+  const std::string output = e.unit == "iteration" ? fmt::format("{} of output", units::format_bytes(e.output_bytes)) : "";
+  const std::string wall = fmt::format("{} of wall time", format_duration(e.wall_s));
+  const auto rest = [](std::initializer_list<std::string> parts) {
+    std::string out;
+    for (const auto& p : parts)
+      if (!p.empty()) out += (out.empty() ? "" : ", ") + p;
+    return out;
+  };
+  const auto largest = [&e](auto value) {
+    const WorkTerm* top = &e.terms.front();
+    for (const auto& t : e.terms)
+      if (value(t) > value(*top)) top = &t;
+    return top;
+  };
+  // "make the run smaller", "make the comparison smaller"
+  const std::string ADVICE = fmt::format("make {} smaller, or pass --force to run it anyway (docs/reliability.md)",
+                                         e.subject.rfind("this ", 0) == 0 ? "the " + e.subject.substr(5) : e.subject);
+  if (limits.memory_bytes > 0 && e.memory_bytes > limits.memory_bytes) {
+    const WorkTerm* top = largest([](const WorkTerm& t) { return t.memory_bytes; });
+    throw ConfigError(top->path, fmt::format("{} is estimated at {} of memory, more than {} (most of it for the "
+                                             "{}; {}): {}",
+                                             e.subject, units::format_bytes(e.memory_bytes),
+                                             limits.memory_given ? fmt::format("the --max-memory limit of {}",
+                                                                               units::format_bytes(limits.memory_bytes))
+                                                                 : fmt::format("the {} this machine has available",
+                                                                               units::format_bytes(limits.memory_bytes)),
+                                             top->what, rest({events, wall, output}), ADVICE));
+  }
+  if (limits.disk_bytes >= 0 && e.output_bytes > limits.disk_bytes)
+    throw ConfigError(e.timeline_bytes > e.csv_bytes ? "/output/timeline" : "/output/iterations_csv",
+                      fmt::format("{}'s outputs are estimated at {}, more than the {} free where they go ({}): "
+                                  "turn off output.timeline or output.iterations_csv, or {}",
+                                  e.subject, units::format_bytes(e.output_bytes), units::format_bytes(limits.disk_bytes),
+                                  rest({events, wall, memory}), ADVICE));
+  if (limits.wall_s > 0 && e.wall_s > limits.wall_s) {
+    const std::string limit = limits.wall_given ? fmt::format("the --max-time limit of {}", format_duration(limits.wall_s))
+                                                : fmt::format("the limit of {}", format_duration(limits.wall_s));
+    // One iteration well within the limit: the iterations are what make the run long.
+    if (e.per_iteration_s * 10 <= limits.wall_s && e.setup_s <= limits.wall_s / 2 &&
+        e.per_iteration_s * e.iterations >= e.wall_s / 2)
+      throw ConfigError("/workload/iterations",
+                        fmt::format("{} is estimated at {} of wall time, above {} ({} iterations of {}; {}): {}",
+                                    e.subject, format_duration(e.wall_s), limit, e.iterations, units::format_time(e.per_iteration_s),
+                                    rest({events, memory, output}), ADVICE));
+    const WorkTerm* top = largest([](const WorkTerm& t) { return t.wall_s; });
+    throw ConfigError(top->path, fmt::format("{} is estimated at {} of wall time, above {} (most of it for the {}; "
+                                             "{}): {}",
+                                             e.subject, format_duration(e.wall_s), limit, top->what,
+                                             rest({events, memory, output}), ADVICE));
+  }
+}
+
+}  // namespace ddlsim::sim
