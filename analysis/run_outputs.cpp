@@ -32,7 +32,7 @@ nlohmann::json metadata_events(const sim::Scenario& sc) {
     for (int k = 2; k <= sc.training.bucketing.max_inflight; ++k)  // concurrent bucket collectives
       meta(w, k, "thread_name", fmt::format("communication {}", k));
   }
-  if (sc.training.sync_model->uses_servers())
+  if (sc.training.sync_model->traits().uses_servers)
     for (int s = 0; s < sc.platform.parameter_servers; ++s) {
       meta(sc.platform.workers + s, 0, "process_name", fmt::format("parameter server {}", s));
       meta(sc.platform.workers + s, 0, "thread_name", "update");

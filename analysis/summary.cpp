@@ -64,12 +64,12 @@ nlohmann::json compression_json(const sim::Scenario& sc, const sim::SimulationRe
     encode = count > 0 ? share * codec / count : 0;
     decode = count > 0 ? (1 - share) * codec / count : 0;
   }
-  const auto aggregation = comp.encode(1e6).aggregation;
+  const auto aggregation = comp.aggregation();
   auto settings = comp.settings();
   if (adaptive.enabled) settings["ratio"] = "adaptive (adaptive_compression)";
   return {{"compressor", sc.training.compressor.name},
           {"settings", settings},
-          {"aggregation", sc.training.sync_model->uses_servers() ? std::string("push") : models::to_string(aggregation)},
+          {"aggregation", sc.training.sync_model->traits().uses_servers ? std::string("push") : models::to_string(aggregation)},
           {"index_encoding", comp.index_encoding()},
           {"dense_bytes_per_worker_iteration", dense},
           {"wire_bytes_per_worker_iteration", wire},
@@ -133,7 +133,7 @@ nlohmann::json adaptive_json(const sim::Scenario& sc, const sim::SimulationResul
 
 std::string aggregation_name(const sim::Scenario& sc) {
   const auto& sync = *sc.training.sync_model;
-  return sync.uses_servers() ? "parameter_server" : sync.uses_collective() ? "allreduce" : "gossip";
+  return sync.traits().uses_servers ? "parameter_server" : sync.traits().uses_collective ? "allreduce" : "gossip";
 }
 
 }  // namespace
@@ -166,7 +166,7 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
     messages += static_cast<double>(w.messages_sent);
   }
   s.worker_iteration_time_s = count > 0 ? total / count : 0;
-  if (scenario.training.sync_model->synchronous() && totals.iterations > 0) {
+  if (scenario.training.sync_model->traits().synchronous && totals.iterations > 0) {
     // A synchronous model advances by global steps: iteration k is done when its last worker is.
     s.iteration_time_s = (totals.global_end_s - totals.global_start_s) / totals.iterations;
     s.iteration_time_median_s = totals.global_steps.quantile(0.5);
@@ -182,7 +182,7 @@ Summary summarize(const sim::Scenario& scenario, const sim::SimulationResult& re
   s.overlap_fraction = busy > 0 ? std::clamp(1.0 - exposed / busy, 0.0, 1.0) : 0.0;
   s.straggler_wait_s = count > 0 ? wait / count : 0;
   s.staleness_wait_s = count > 0 ? held / count : 0;
-  if (scenario.training.sync_model->synchronous()) {
+  if (scenario.training.sync_model->traits().synchronous) {
     s.updates_per_s = s.iteration_time_s > 0 ? 1.0 / s.iteration_time_s : UNDEFINED;
     s.throughput_samples_per_s = s.updates_per_s * s.workers * batch;
   } else {
@@ -223,7 +223,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["sync_settings"] = sc.training.sync_model->settings();
   j["sync_settings"].update(sc.workload.worker.settings);
   j["aggregation"] = aggregation_name(sc);
-  j["collective"] = sc.training.sync_model->uses_collective() ? sc.training.collective.name : "none";
+  j["collective"] = sc.training.sync_model->traits().uses_collective ? sc.training.collective.name : "none";
   j["compressor"] = sc.training.compressor.name;
   j["fidelity"] = sim::to_string(sc.network.fidelity);
   j["network_model"] = sim::to_string(sc.network.model);
@@ -241,7 +241,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["software"]["applies_to"] = "collectives; protocol_efficiency: every message";
   // Parameter-server pushes and pulls are point-to-point flows at every fidelity
   // (the server's NIC is what they study); say so where the rest is analytic.
-  if (sc.training.sync_model->uses_servers()) j["push_pull_fidelity"] = "flow";
+  if (sc.training.sync_model->traits().uses_servers) j["push_pull_fidelity"] = "flow";
   // Point-to-point messages (gossip) are flows at every fidelity too.
   if (sc.training.graph) {
     j["point_to_point_fidelity"] = "flow";
@@ -262,14 +262,14 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["iteration_time_s"] = s.iteration_time_s;
   j["iteration_time_median_s"] = s.iteration_time_median_s;
   j["iteration_time_p95_s"] = s.iteration_time_p95_s;
-  j["iteration_time_basis"] = sc.training.sync_model->synchronous() ? "global_step" : "worker_mean";
+  j["iteration_time_basis"] = sc.training.sync_model->traits().synchronous ? "global_step" : "worker_mean";
   j["worker_iteration_time_s"] = s.worker_iteration_time_s;
   j["compute_time_per_iteration_s"] = s.compute_time_s;
   j["exposed_comm_time_per_iteration_s"] = s.exposed_comm_time_s;
   j["comm_time_per_iteration_s"] = s.comm_time_s;
   j["overlap_fraction"] = s.overlap_fraction;
   j["straggler_wait_per_iteration_s"] = s.straggler_wait_s;
-  if (sc.training.sync_model->uses_servers()) j["staleness_wait_per_iteration_s"] = s.staleness_wait_s;
+  if (sc.training.sync_model->traits().uses_servers) j["staleness_wait_per_iteration_s"] = s.staleness_wait_s;
   j["throughput_samples_per_s"] = s.throughput_samples_per_s;
   j["updates_per_s"] = s.updates_per_s;
   j["single_worker_iteration_time_s"] = s.single_worker_iteration_time_s;
@@ -307,10 +307,10 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
 std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& result, const Summary& s) {
   std::string out;
   const std::string aggregation =
-      sc.training.sync_model->uses_servers()
+      sc.training.sync_model->traits().uses_servers
           ? fmt::format("{} on {} parameter server{}", sc.training.sync.name, sc.platform.parameter_servers,
                         sc.platform.parameter_servers > 1 ? "s" : "")
-      : sc.training.sync_model->uses_collective()
+      : sc.training.sync_model->traits().uses_collective
           ? fmt::format("{} + {} all-reduce", sc.training.sync.name, sc.training.collective.name)
           : fmt::format("{} on a logical {} graph", sc.training.sync.name,
                         sc.training.graph ? sc.training.graph->kind() : std::string("?"));
@@ -319,12 +319,12 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
                      sc.name, s.workers, sc.platform.topology, platforms::to_string(sc.platform.routing), aggregation,
                      sim::to_string(sc.network.fidelity),
                      !analytic ? sim::to_string(sc.network.granularity)
-                     : sc.training.sync_model->uses_servers() ? "pushes and pulls run as flows"
+                     : sc.training.sync_model->traits().uses_servers ? "pushes and pulls run as flows"
                      : sc.training.graph                       ? "point-to-point messages run as flows"
                                                                : "closed form",
                      sim::to_string(sc.network.model));
   auto row = [&out](const std::string& k, const std::string& v) { out += fmt::format("  {:<32} {}\n", k, v); };
-  const bool global = sc.training.sync_model->synchronous();
+  const bool global = sc.training.sync_model->traits().synchronous;
   row(global ? "iteration_time_s (global step)" : "iteration_time_s (mean)",
       fmt::format("{:.6g}  (median {:.6g}, p95 {:.6g}{})", s.iteration_time_s, s.iteration_time_median_s,
                   s.iteration_time_p95_s,
@@ -347,7 +347,7 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
   row("scaling_efficiency", std::isnan(s.scaling_efficiency) ? std::string("undefined") : fmt::format("{:.4g}", s.scaling_efficiency));
   // Only models that send the gradient buckets say how many there are (gossip and the event models send models
   // and tensors, not buckets).
-  const bool buckets = sc.training.sync_model->uses_collective() || sc.training.sync_model->uses_servers();
+  const bool buckets = sc.training.sync_model->traits().uses_collective || sc.training.sync_model->traits().uses_servers;
   row("comm_bytes_per_iteration",
       buckets ? fmt::format("{:.6g} ({}, {} buckets)", s.comm_bytes_per_iteration,
                             units::format_bytes(s.comm_bytes_per_iteration), result.buckets)
@@ -356,7 +356,7 @@ std::string format_table(const sim::Scenario& sc, const sim::SimulationResult& r
   for (const auto& c : result.collective_choices)
     row(fmt::format("{} for {} buckets", sc.training.collective.name, units::format_bytes(c.bucket_bytes)),
         fmt::format("{} ({:.6g} s, {})", c.algorithm, c.estimated_s, c.basis));
-  if (sc.training.sync_model->uses_servers() && s.staleness_wait_s > 0)
+  if (sc.training.sync_model->traits().uses_servers && s.staleness_wait_s > 0)
     row("  staleness_wait_s", fmt::format("{:.6g}  (pulls held by the staleness bound)", s.staleness_wait_s));
   if (s.staleness.count > 0)
     row("staleness (updates)", fmt::format("mean {:.3g}, p95 {:.3g}, max {:.0f}", s.staleness.mean, s.staleness.p95,

@@ -139,9 +139,9 @@ int run_cli(int argc, char** argv) {
   if (validate->parsed()) {
     const auto& sync = *scenario.training.sync_model;
     const std::string aggregation =
-        sync.uses_servers()      ? fmt::format("{} on {} parameter server(s)", scenario.training.sync.name,
+        sync.traits().uses_servers      ? fmt::format("{} on {} parameter server(s)", scenario.training.sync.name,
                                                scenario.platform.parameter_servers)
-        : sync.uses_collective() ? fmt::format("{} + {}", scenario.training.sync.name, scenario.training.collective.name)
+        : sync.traits().uses_collective ? fmt::format("{} + {}", scenario.training.sync.name, scenario.training.collective.name)
                                  : fmt::format("{} on a logical {} graph", scenario.training.sync.name,
                                                scenario.training.graph ? scenario.training.graph->kind() : "?");
     fmt::print("{}: valid ({} workers, {} topology with {} nodes and {} links, {})\n", scenario_file,

@@ -36,7 +36,7 @@ void check_server_actors(const Scenario& s) {
       s.training.collective_algorithm->uses_servers() && s.network.fidelity != Fidelity::ANALYTIC;
   const ActorDemand workers{"/platform/workers", "workers", s.platform.workers, 1L + s.training.bucketing.max_inflight};
   const ActorDemand servers{"/platform/parameter_servers", "parameter servers", s.platform.parameter_servers,
-                            (s.training.sync_model->uses_servers() ? 1L : 0L) + (collective_servers ? 1L : 0L)};
+                            (s.training.sync_model->traits().uses_servers ? 1L : 0L) + (collective_servers ? 1L : 0L)};
   if (servers.count * servers.per_each > workers.count * workers.per_each)
     check_actor_room(workers, servers, "");
 }

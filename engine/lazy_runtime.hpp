@@ -151,7 +151,7 @@ class LazyRuntime : public models::Runtime {
   double factor_ = 1.0;
   double debt_ = 0;
   IterationRecord* current_ = nullptr;  // the open record of the iteration in progress
-  bool uses_servers_ = ctx_.scenario->training.sync_model->uses_servers();  // pulls can be held (ssp)
+  bool uses_servers_ = ctx_.scenario->training.sync_model->traits().uses_servers;  // pulls can be held (ssp)
 };
 
 }  // namespace ddlsim::sim::detail

@@ -88,7 +88,7 @@ std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario
   for (const auto& b : buckets) {
     const auto e = comp.encode(b.bytes);
     const double n = b.bytes / models::DENSE_ELEMENT_BYTES;
-    if (scenario.training.sync_model->uses_servers()) {
+    if (scenario.training.sync_model->traits().uses_servers) {
       // Each worker pushes its encoding, one shard to each server; a server decodes every push.
       out.push_back(models::BucketCompression{e.wire_bytes, cost.encode.at(n, e.kept_elements), 0,
                                               cost.decode.at(n / servers, e.kept_elements / servers)});
@@ -119,7 +119,7 @@ void prepare_context(Context& ctx, const Scenario& scenario, const RunOptions& o
                                     scenario.seed, scenario.network.software);  // + ranks per node, contention cost
   ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);
   ctx.ab = ctx.network->at(0);  // the network model's factors applied (auto picks with it)
-  if (ctx.analytic() && scenario.training.sync_model->uses_collective()) {  // links.csv (engine/analytic_links.hpp)
+  if (ctx.analytic() && scenario.training.sync_model->traits().uses_collective) {  // links.csv (engine/analytic_links.hpp)
     if (AnalyticLinks::countable(ctx.group)) {
       const auto& software = scenario.network.software;
       ctx.analytic_links = std::make_unique<AnalyticLinks>(scenario.platform.graph, scenario.platform.routing,
@@ -149,7 +149,7 @@ void prepare_context(Context& ctx, const Scenario& scenario, const RunOptions& o
           scenario.training.compressor_model->root(it, scenario.platform.workers, scenario.seed));
   for (const auto& b : ctx.plan.buckets) ctx.result.bucket_bytes.push_back(b.bytes);
   // What "auto" runs, per bucket size (as sent); under adaptive compression iterations.csv says, per iteration.
-  if (scenario.training.sync_model->uses_collective() && !scenario.training.adaptive.enabled) {
+  if (scenario.training.sync_model->traits().uses_collective && !scenario.training.adaptive.enabled) {
     auto sent = ctx.plan.buckets;
     for (std::size_t b = 0; b < ctx.plan.compression.size(); ++b) sent[b].bytes = ctx.plan.compression[b].comm_bytes;
     ctx.result.collective_choices = collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, sent);
@@ -181,7 +181,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   std::vector<std::string> notes;
   const int streams = scenario.training.bucketing.max_inflight;  // communication-stream actors per worker
   if (auto note = session.reserve_actors(scenario.platform.workers, 1 + streams,
-                                         scenario.platform.parameter_servers * ((sync.uses_servers() ? 1 : 0) +
+                                         scenario.platform.parameter_servers * ((sync.traits().uses_servers ? 1 : 0) +
                                                                                 (collective_servers ? 1 : 0)));
       !note.empty())
     notes.push_back(std::move(note));
@@ -222,7 +222,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   }
   for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
     auto* host = ctx.platform.hosts[static_cast<std::size_t>(scenario.platform.workers + s)];
-    if (sync.uses_servers())
+    if (sync.traits().uses_servers)
       sg4::Actor::create(fmt::format("ps-{}", s), host,
                          session.guard([&ctx, &sync, s]() { detail::run_server(ctx, s, sync); }));
     if (collective_servers) {

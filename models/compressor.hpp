@@ -46,6 +46,9 @@ class Compressor {
   virtual ~Compressor() = default;
   /// The encoding of a bucket of `dense_bytes` bytes of fp32 gradients.
   [[nodiscard]] virtual Encoding encode(double dense_bytes) const = 0;
+  /// How the encoded buckets combine (the same at every size: every encoding of one compressor
+  /// has the same Encoding::aggregation), asked wherever a layer needs the kind without a bucket.
+  [[nodiscard]] Aggregation aggregation() const { return encode(1e6).aggregation; }
   /// True if the compressor keeps an error-feedback residual (dense, one per bucket:
   /// memory = the gradient bytes; DGC's momentum correction keeps a second one).
   [[nodiscard]] virtual bool error_feedback() const { return false; }
@@ -60,6 +63,8 @@ class Compressor {
   /// order: each call needs the previous one's result (PowerSGD: P, then Q computed from the reduced
   /// P). One call by default.
   [[nodiscard]] virtual std::vector<double> rounds(double wire_bytes) const { return {wire_bytes}; }
+  /// True if a bucket goes out in more than one dependent call (rounds; the same at every size).
+  [[nodiscard]] bool in_rounds() const { return rounds(encode(1e6).wire_bytes).size() > 1; }
   /// The compressor's settings with defaults filled in (summary.json).
   [[nodiscard]] virtual nlohmann::json settings() const { return nlohmann::json::object(); }
 };

@@ -72,33 +72,39 @@ struct WorkerWorkload {
   nlohmann::json settings = nlohmann::json::object();  // added to summary.json's "sync_settings"
 };
 
+/// What a sync model does, as one value (SyncModel::traits): the loader checks the scenario against
+/// it, the run plan picks the engine by it, the engine starts servers and streams by it.
+struct SyncTraits {
+  /// Runs parameter servers (SyncModel::run_server is then started on each).
+  bool uses_servers = false;
+  /// Sends gradient buckets through replay_iteration, so a compressor applies to them: all-reduced
+  /// with the scenario's collective, or pushed to parameter servers that decode them
+  /// (receive_gradient) and answer with dense parameters (bsp, asp, ssp).
+  bool compresses_gradients = false;
+  /// Submits all-reduces among a subgroup (CommRequest::group), which the scenario's collective must
+  /// then run without parameter servers.
+  bool uses_subgroup_collectives = false;
+  /// All-reduces with the scenario's collective (false: servers or gossip).
+  bool uses_collective = true;
+  /// Every iteration all-reduces the gradient buckets as backward makes them ready (replay_iteration
+  /// with ALLREDUCE), so a framework's launch rule (Horovod's cycles) applies.
+  bool allreduces_in_backward = false;
+  /// run_worker's calls on the Runtime do not depend on runtime.rank(), so workers of the same speed
+  /// act alike and the fiber lane may simulate one of them for all (engine/worker_classes.hpp).
+  bool rank_symmetric = false;
+  /// Iterations are synchronous across workers (throughput = N * batch / t).
+  bool synchronous = true;
+};
+
 class SyncModel {
  public:
   virtual ~SyncModel() = default;
   /// The worker loop of one rank for `plan.iterations` iterations.
   virtual void run_worker(Runtime& runtime, const TrainingPlan& plan) const = 0;
-  /// True if this model runs parameter servers (run_server is then started on each).
-  [[nodiscard]] virtual bool uses_servers() const { return false; }
-  /// True if the model sends gradient buckets through replay_iteration, so a compressor applies
-  /// to them: all-reduced with the scenario's collective, or pushed to parameter servers that
-  /// decode them (receive_gradient) and answer with dense parameters (bsp, asp, ssp).
-  [[nodiscard]] virtual bool compresses_gradients() const { return false; }
-  /// True if the model submits all-reduces among a subgroup (CommRequest::group), which the
-  /// scenario's collective must then run without parameter servers.
-  [[nodiscard]] virtual bool uses_subgroup_collectives() const { return false; }
-  /// True if this model all-reduces with the scenario's collective (false: servers or gossip).
-  [[nodiscard]] virtual bool uses_collective() const { return !uses_servers(); }
-  /// True if every iteration all-reduces the gradient buckets as backward makes them ready
-  /// (replay_iteration with ALLREDUCE), so a framework's launch rule (Horovod's cycles) applies.
-  [[nodiscard]] virtual bool allreduces_in_backward() const { return false; }
+  /// What the model does, as one value (SyncTraits): asked by the loader, the run plan and the engine.
+  [[nodiscard]] virtual SyncTraits traits() const { return {}; }
   /// The server loop; returns after serving every push (see expected_pushes).
   virtual void run_server(ServerRuntime&, const TrainingPlan&) const {}
-  /// True if run_worker's calls on the Runtime do not depend on runtime.rank(), so workers of
-  /// the same speed act alike and the fiber lane may simulate one of them for all
-  /// (engine/worker_classes.hpp). False unless a model says so.
-  [[nodiscard]] virtual bool rank_symmetric() const { return false; }
-  /// True if iterations are synchronous across workers (throughput = N * batch / t).
-  [[nodiscard]] virtual bool synchronous() const { return true; }
   /// The logical communication graph of a decentralised model for `workers` ranks (nullptr:
   /// none). Throws ConfigError for a graph these workers cannot form (called at load time).
   [[nodiscard]] virtual std::shared_ptr<const LogicalGraph> logical_graph(int /*workers*/, std::uint64_t /*seed*/) const {

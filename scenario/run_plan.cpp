@@ -13,10 +13,10 @@ std::string fiber_lane_exclusion(const Scenario& scenario) {
   const auto& training = scenario.training;
   const auto& sync = *training.sync_model;
   if (scenario.network.fidelity != Fidelity::ANALYTIC) return "not analytic fidelity";
-  if (sync.uses_servers() || scenario.platform.parameter_servers > 0) return "parameter servers";
+  if (sync.traits().uses_servers || scenario.platform.parameter_servers > 0) return "parameter servers";
   if (training.graph) return "a logical graph (point-to-point flows)";
-  if (sync.uses_subgroup_collectives()) return "subgroup all-reduces (flows)";
-  if (!sync.uses_collective()) return "no gradient all-reduce";
+  if (sync.traits().uses_subgroup_collectives) return "subgroup all-reduces (flows)";
+  if (!sync.traits().uses_collective) return "no gradient all-reduce";
   if (training.collective_algorithm->uses_servers()) return "a collective with servers";
   if (training.adaptive.enabled) return "adaptive compression";
   return {};
@@ -24,7 +24,7 @@ std::string fiber_lane_exclusion(const Scenario& scenario) {
 
 std::string replication_exclusion(const Scenario& scenario) {
   if (auto why = fiber_lane_exclusion(scenario); !why.empty()) return why;
-  if (!scenario.training.sync_model->rank_symmetric()) return "the sync model's workers act by rank";
+  if (!scenario.training.sync_model->traits().rank_symmetric) return "the sync model's workers act by rank";
   const auto& st = scenario.training.stragglers;
   if (st.distribution != NoiseDistribution::NONE && st.sigma > 0) return "compute-time noise";
   return {};

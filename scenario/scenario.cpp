@@ -319,13 +319,13 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
         create_plugin<models::Collective>(s.training.collective, "/training/collective", "collective");
     s.training.compressor_model =
         create_plugin<models::Compressor>(s.training.compressor, "/training/compressor", "compressor");
-    if (s.training.sync_model->uses_servers() && s.platform.parameter_servers < 1)
+    if (s.training.sync_model->traits().uses_servers && s.platform.parameter_servers < 1)
       throw ConfigError("/platform/parameter_servers",
                         fmt::format("sync model \"{}\" with these params needs at least 1 parameter server, got 0",
                                     s.training.sync.name));
     check_compression(s);  // may replace "auto" by the all-gather a gathering compressor needs
     const auto& coll = *s.training.collective_algorithm;
-    const bool gathering = s.training.compressor_model->encode(1e6).aggregation != models::Aggregation::SUM;
+    const bool gathering = s.training.compressor_model->aggregation() != models::Aggregation::SUM;
     if (!gathering && coll.operation() != "allreduce")
       throw ConfigError("/training/collective/name",
                         fmt::format("\"{}\" is a {} algorithm; gradient aggregation needs an all-reduce",

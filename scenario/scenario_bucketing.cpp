@@ -72,10 +72,10 @@ void check_bucketing(const Scenario& s) {
   const auto& coll = *s.training.collective_algorithm;
   if (b.max_inflight > 1) {
     const std::string path = "/training/bucketing/max_inflight";
-    if (!sync.uses_collective())
+    if (!sync.traits().uses_collective)
       throw ConfigError(path, fmt::format("concurrent collectives apply to all-reduces; sync model \"{}\" {}: use 1",
                                           s.training.sync.name,
-                                          sync.uses_servers() ? "aggregates through parameter servers"
+                                          sync.traits().uses_servers ? "aggregates through parameter servers"
                                                               : "runs no all-reduce"));
     if (coll.uses_servers())
       throw ConfigError(path, fmt::format("collective \"{}\" runs its all-reduces through the parameter servers one "
@@ -87,7 +87,7 @@ void check_bucketing(const Scenario& s) {
                               "\"fidelity\": \"flow\"");
   }
   if (b.policy == BucketingPolicy::HOROVOD) {
-    if (!sync.allreduces_in_backward())
+    if (!sync.traits().allreduces_in_backward)
       throw ConfigError("/training/bucketing/policy",
                         fmt::format("\"horovod\" launches gradient all-reduces at the background thread's cycles "
                                     "during backward; sync model \"{}\" does not all-reduce its gradients as they "

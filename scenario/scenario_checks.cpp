@@ -21,44 +21,44 @@ void check_gpus_per_node(const platforms::Topology& topology, int workers, bool 
 
 void check_combination(const Scenario& s, bool collective_given) {
   const auto& coll = *s.training.collective_algorithm;
-  if (s.training.sync_model->uses_servers() && collective_given)
+  if (s.training.sync_model->traits().uses_servers && collective_given)
     throw ConfigError("/training/collective",
                       fmt::format("sync model \"{}\" aggregates through parameter servers and runs no collective; "
                                   "remove \"collective\" (or use \"bsp\" with \"aggregation\": \"allreduce\")",
                                   s.training.sync.name));
-  if (!s.training.sync_model->uses_servers() && !s.training.sync_model->uses_collective() && collective_given)
+  if (!s.training.sync_model->traits().uses_servers && !s.training.sync_model->traits().uses_collective && collective_given)
     throw ConfigError("/training/collective",
                       fmt::format("sync model \"{}\" exchanges models point to point with its neighbours in its "
                                   "logical graph and runs no collective; remove \"collective\" (choose the graph "
                                   "with \"params\": {{\"graph\": ...}})",
                                   s.training.sync.name));
-  if (s.platform.parameter_servers > 0 && !s.training.sync_model->uses_servers() && !coll.uses_servers())
+  if (s.platform.parameter_servers > 0 && !s.training.sync_model->traits().uses_servers && !coll.uses_servers())
     throw ConfigError("/platform/parameter_servers",
                       fmt::format("{} parameter server{} would sit idle: sync model \"{}\" with collective \"{}\" "
                                   "uses none; set it to 0, or use a parameter-server sync model or collective",
                                   s.platform.parameter_servers, s.platform.parameter_servers > 1 ? "s" : "",
                                   s.training.sync.name, s.training.collective.name));
-  if (s.training.sync_model->uses_subgroup_collectives() && coll.uses_servers())
+  if (s.training.sync_model->traits().uses_subgroup_collectives && coll.uses_servers())
     throw ConfigError("/training/collective/name",
                       fmt::format("sync model \"{}\" runs all-reduces among the workers alone; collective \"{}\" "
                                   "needs parameter servers: choose a collective without them",
                                   s.training.sync.name, s.training.collective.name));
-  if (s.training.bucketing.policy == BucketingPolicy::MGWFBP && !s.training.sync_model->uses_collective())
+  if (s.training.bucketing.policy == BucketingPolicy::MGWFBP && !s.training.sync_model->traits().uses_collective)
     throw ConfigError("/training/bucketing/policy",
                       fmt::format("\"mgwfbp\" merges gradients by all-reduce startup costs; sync model \"{}\" "
                                   "{}: use \"policy\": \"size\"",
                                   s.training.sync.name,
-                                  s.training.sync_model->uses_servers() ? "aggregates through parameter servers"
+                                  s.training.sync_model->traits().uses_servers ? "aggregates through parameter servers"
                                                                         : "runs no all-reduce"));
-  if (s.training.bucketing.copy_bandwidth_Bps > 0 && !s.training.sync_model->uses_servers() &&
-      !s.training.sync_model->uses_collective())
+  if (s.training.bucketing.copy_bandwidth_Bps > 0 && !s.training.sync_model->traits().uses_servers &&
+      !s.training.sync_model->traits().uses_collective)
     throw ConfigError("/training/bucketing/copy_bandwidth",
                       fmt::format("sync model \"{}\" exchanges no gradient buckets (it sends models or tensors point "
                                   "to point), so no bucket is copied; remove \"copy_bandwidth\"",
                                   s.training.sync.name));
   check_bucketing(s);
   if (s.network.fidelity == Fidelity::ANALYTIC && s.network.model == NetworkModel::TCP &&
-      s.training.sync_model->uses_collective())
+      s.training.sync_model->traits().uses_collective)
     throw ConfigError("/network/model",
                       "\"tcp\" (SimGrid LV08: TCP window, cross traffic and RTT-weighted sharing) is a flow-level "
                       "model that closed forms cannot honour; at analytic fidelity use \"ideal\" or \"calibrated\" "

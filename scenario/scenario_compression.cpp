@@ -158,7 +158,7 @@ void check_adaptive(Scenario& s) {
   if (s.training.compressor.params.is_object() && s.training.compressor.params.contains("ratio"))
     throw ConfigError("/training/compressor/params/ratio",
                       "adaptive compression chooses the ratio among its candidate_ratios: remove it here");
-  if (s.training.sync_model->uses_servers() || !s.training.sync_model->synchronous())
+  if (s.training.sync_model->traits().uses_servers || !s.training.sync_model->traits().synchronous)
     throw ConfigError(path, fmt::format("adaptive compression explores and chooses in step across the workers: only "
                                         "with \"bsp\" and \"aggregation\": \"allreduce\", not sync model \"{}\" "
                                         "with parameter servers",
@@ -257,7 +257,7 @@ void check_compression(Scenario& s) {
     return;
   }
   const auto& sync = *s.training.sync_model;
-  if (!sync.compresses_gradients())
+  if (!sync.traits().compresses_gradients)
     throw ConfigError("/training/compressor/name",
                       fmt::format("sync model \"{}\" does not compress what it sends yet; compressors apply to the "
                                   "gradient buckets of \"bsp\", \"asp\" and \"ssp\"",
@@ -282,15 +282,15 @@ void check_compression(Scenario& s) {
     spec.device = table.device;
   }
   // What the compressed buckets can be aggregated with.
-  const auto aggregation = s.training.compressor_model->encode(1e6).aggregation;
-  const bool in_rounds = s.training.compressor_model->rounds(s.training.compressor_model->encode(1e6).wire_bytes).size() > 1;
-  if (sync.uses_servers() && in_rounds)
+  const auto aggregation = s.training.compressor_model->aggregation();
+  const bool in_rounds = s.training.compressor_model->in_rounds();
+  if (sync.traits().uses_servers && in_rounds)
     throw ConfigError("/training/compressor/name",
                       fmt::format("compressor \"{}\" sends each bucket in dependent rounds (PowerSGD: P, then Q "
                                   "computed from the reduced P), modelled on all-reduce only; sync model \"{}\" pushes "
                                   "to parameter servers: use \"bsp\" with \"aggregation\": \"allreduce\"",
                                   name, s.training.sync.name));
-  if (sync.uses_servers()) {  // every encoding can be pushed and decoded by the servers, but AR-Topk's
+  if (sync.traits().uses_servers) {  // every encoding can be pushed and decoded by the servers, but AR-Topk's
     if (aggregation == models::Aggregation::ARTOPK)
       throw ConfigError("/training/compressor/name",
                         fmt::format("compressor \"artopk\" all-reduces every worker's values at one worker's top-k "

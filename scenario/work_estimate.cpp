@@ -125,7 +125,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
     per_iteration.push_back({"trace replay", layers_path(s), n * (WORKER_ITERATION_S + calls * COMPUTE_CALL_S), 0});
   }
   double events = simulated * calls, flows = 0;
-  if (sync.uses_collective()) {
+  if (sync.traits().uses_collective) {
     if (s.network.fidelity == Fidelity::ANALYTIC) {
       if (!fibers)
         per_iteration.push_back({"analytic collectives", collective_path(s), n * buckets * ANALYTIC_COLLECTIVE_S, 0});
@@ -150,7 +150,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
       flows += call_flows;
     }
   }
-  if (sync.uses_subgroup_collectives()) {
+  if (sync.traits().uses_subgroup_collectives) {
     // A subgroup all-reduce runs as flows at every fidelity. The one model that makes them,
     // selective_sync, exchanges its flags by one all-reduce of CONTROL_BYTES among all the workers
     // every iteration, with the scenario's collective (SyncModel says no more than that it makes some).
@@ -162,11 +162,11 @@ WorkEstimate estimate_work(const WorkPlan& w) {
                              n * (shape.steps * static_cast<double>(sizeof(models::RankStep)) + shape.widest * FLOW_MEMORY)});
     flows += n * shape.sends;
   }
-  if (sync.uses_servers()) {
+  if (sync.traits().uses_servers) {
     // A shard of every bucket to every server and back; the flows into one server share its
     // link, and each start and end re-shares the bandwidth among all of them.
     const double ps_flows = 2 * n * servers * buckets;
-    const double sharing = 2 * buckets * n * n * servers * (sync.synchronous() ? 1 : ASYNCHRONOUS_SHARING);
+    const double sharing = 2 * buckets * n * n * servers * (sync.traits().synchronous ? 1 : ASYNCHRONOUS_SHARING);
     per_iteration.push_back(
         {"parameter-server flows", "/platform/parameter_servers", ps_flows * FLOW_S + sharing * SHARED_FLOW_S, 0});
     flows += ps_flows;
@@ -189,7 +189,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
     models::AlphaBeta slowest = w.ab;
     slowest.beta_s_per_byte = std::max(w.ab.beta_s_per_byte, 1.0 / slowest_Bps);
     double comm_s = 0;
-    if (sync.uses_collective())
+    if (sync.traits().uses_collective)
       for (const auto& bucket : w.plan.buckets)
         comm_s += s.training.collective_algorithm->resolve(w.group, bucket.bytes, w.ab)
                       .analytic_time_s(w.group, bucket.bytes, slowest);

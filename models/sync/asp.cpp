@@ -23,9 +23,12 @@ class Asp final : public SyncModel {
  public:
   void run_worker(Runtime& rt, const TrainingPlan& plan) const override { run_push_pull_worker(rt, plan); }
 
-  [[nodiscard]] bool uses_servers() const override { return true; }
-  [[nodiscard]] bool compresses_gradients() const override { return true; }
-  [[nodiscard]] bool synchronous() const override { return false; }
+  [[nodiscard]] SyncTraits traits() const override {
+    return {.uses_servers = true,
+            .compresses_gradients = true,
+            .uses_collective = false,
+            .synchronous = false};
+  }
 
   void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {
     const double total = plan.profile->grad_bytes();

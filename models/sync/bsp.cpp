@@ -37,10 +37,13 @@ class Bsp final : public SyncModel {
     }
   }
 
-  [[nodiscard]] bool rank_symmetric() const override { return true; }
-  [[nodiscard]] bool uses_servers() const override { return parameter_server_; }
-  [[nodiscard]] bool compresses_gradients() const override { return true; }
-  [[nodiscard]] bool allreduces_in_backward() const override { return !parameter_server_; }
+  [[nodiscard]] SyncTraits traits() const override {
+    return {.uses_servers = parameter_server_,
+            .compresses_gradients = true,
+            .uses_collective = !parameter_server_,
+            .allreduces_in_backward = !parameter_server_,
+            .rank_symmetric = true};
+  }
 
   void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {
     const double total = plan.profile->grad_bytes();

@@ -56,7 +56,7 @@ class Crossbow final : public SyncModel {
     }
   }
 
-  [[nodiscard]] bool rank_symmetric() const override { return true; }
+  [[nodiscard]] SyncTraits traits() const override { return {.rank_symmetric = true}; }
   [[nodiscard]] nlohmann::json settings() const override {
     return {{"learners_per_gpu", learners_}, {"device_memory_bandwidth_Bps", bandwidth_Bps_}};
   }

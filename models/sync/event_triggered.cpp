@@ -97,8 +97,10 @@ class EventTriggered final : public SyncModel {
     }
   }
 
-  [[nodiscard]] bool uses_collective() const override { return false; }
-  [[nodiscard]] bool synchronous() const override { return false; }
+  [[nodiscard]] SyncTraits traits() const override {
+    return {.uses_collective = false,
+            .synchronous = false};
+  }
   [[nodiscard]] std::shared_ptr<const LogicalGraph> logical_graph(int workers, std::uint64_t seed) const override {
     GraphSpec ring;
     ring.distinct_neighbours = distinct_;

@@ -59,8 +59,10 @@ class Gossip final : public SyncModel {
     // The last models still in flight are the runtime's to finish (they belong to no iteration).
   }
 
-  [[nodiscard]] bool uses_collective() const override { return false; }
-  [[nodiscard]] bool synchronous() const override { return false; }
+  [[nodiscard]] SyncTraits traits() const override {
+    return {.uses_collective = false,
+            .synchronous = false};
+  }
   [[nodiscard]] std::shared_ptr<const LogicalGraph> logical_graph(int workers, std::uint64_t seed) const override {
     return build_logical_graph(graph_, workers, seed);
   }

@@ -40,7 +40,7 @@ class LocalSgd final : public SyncModel {
     }
   }
 
-  [[nodiscard]] bool rank_symmetric() const override { return true; }
+  [[nodiscard]] SyncTraits traits() const override { return {.rank_symmetric = true}; }
   [[nodiscard]] nlohmann::json settings() const override {
     return {{"period_iterations", period_}, {"warmup_bsp_iterations", warmup_}};
   }

@@ -86,7 +86,10 @@ class OrderedGradients final : public SyncModel {
     }
   }
 
-  [[nodiscard]] bool uses_servers() const override { return true; }
+  [[nodiscard]] SyncTraits traits() const override {
+    return {.uses_servers = true,
+            .uses_collective = false};
+  }
 
   void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {
     const double total = plan.profile->grad_bytes();

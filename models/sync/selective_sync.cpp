@@ -96,8 +96,11 @@ class SelectiveSync final : public SyncModel {
     }
   }
 
-  [[nodiscard]] bool uses_servers() const override { return parameter_server_; }
-  [[nodiscard]] bool uses_subgroup_collectives() const override { return !parameter_server_; }
+  [[nodiscard]] SyncTraits traits() const override {
+    return {.uses_servers = parameter_server_,
+            .uses_subgroup_collectives = !parameter_server_,
+            .uses_collective = !parameter_server_};
+  }
 
   void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {
     for (int it = 0; it < plan.iterations; ++it) {

@@ -34,9 +34,12 @@ class Ssp final : public SyncModel {
 
   void run_worker(Runtime& rt, const TrainingPlan& plan) const override { run_push_pull_worker(rt, plan); }
 
-  [[nodiscard]] bool uses_servers() const override { return true; }
-  [[nodiscard]] bool compresses_gradients() const override { return true; }
-  [[nodiscard]] bool synchronous() const override { return false; }
+  [[nodiscard]] SyncTraits traits() const override {
+    return {.uses_servers = true,
+            .compresses_gradients = true,
+            .uses_collective = false,
+            .synchronous = false};
+  }
   [[nodiscard]] nlohmann::json settings() const override { return {{"staleness_bound", bound_}}; }
 
   void run_server(ServerRuntime& srv, const TrainingPlan& plan) const override {

@@ -125,7 +125,7 @@ TEST_CASE("gossip synchronous: receive from in-peers and send the model to out-p
   CHECK(rt.only("wait:").size() == 8);  // every handle waited within its iteration
   CHECK(rt.in_flight.empty());
   CHECK(rt.only("submit").empty());
-  CHECK(model->uses_collective() == false);
+  CHECK(model->traits().uses_collective == false);
 }
 
 TEST_CASE("gossip asynchronous: one-sided puts, averaging with whatever has arrived, its age recorded") {
@@ -188,8 +188,8 @@ TEST_CASE("crossbow: compute, the learners' corrections combined, every bucket a
   CHECK(rt.clock == doctest::Approx(2 * (1e-3 + 2e-3) + combine + k * 1e-3).epsilon(1e-12));
   CHECK(rt.submitted_bytes == w.profile.grad_bytes());
   CHECK(model->settings() == nlohmann::json{{"learners_per_gpu", k}, {"device_memory_bandwidth_Bps", bw}});
-  CHECK(model->uses_collective());
-  CHECK(!model->compresses_gradients());
+  CHECK(model->traits().uses_collective);
+  CHECK(!model->traits().compresses_gradients);
 }
 
 TEST_CASE("crossbow with one learner per GPU asks for what bsp without overlap asks for") {
