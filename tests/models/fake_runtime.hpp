@@ -1,7 +1,7 @@
 // Test helper: fake Runtime and ServerRuntime for sync models, with no engine.
 //
 // FakeRuntime runs one worker's loop on a clock that compute() advances; every
-// call is logged as a short string ("compute:backward:l0", "submit:allreduce:0:100",
+// call is logged as a short string ("compute:backward:l0", "submit:allreduce:0:100" (or push_pull, pull),
 // "isend:3:100:v2", "wait", ...), so a test can check what a model asks for, in order.
 // FakeServerRuntime feeds a scripted sequence of pushes, one per receive_push().
 #pragma once
@@ -32,8 +32,10 @@ class FakeRuntime final : public models::Runtime {
     log.push_back(fmt::format("compute:{}:{}", models::to_string(phase), label));
   }
   void submit(const models::CommRequest& r) override {
-    log.push_back(fmt::format("submit:{}:{}:{}", r.kind == models::CommRequest::Kind::ALLREDUCE ? "allreduce" : "push_pull",
-                              r.bucket, r.bytes));
+    const char* kind = r.kind == models::CommRequest::Kind::ALLREDUCE   ? "allreduce"
+                       : r.kind == models::CommRequest::Kind::PUSH_PULL ? "push_pull"
+                                                                        : "pull";
+    log.push_back(fmt::format("submit:{}:{}:{}", kind, r.bucket, r.bytes));
     submitted_bytes += r.bytes;
   }
   void wait_comm() override { log.push_back("wait_comm"); }

@@ -40,11 +40,7 @@ TEST_CASE("registry creates by name, validates params, lists valid names") {
 TEST_CASE("every expected sync model and compressor is registered") {
   for (const char* name : {"bsp", "asp"}) CHECK(models::SyncModelRegistry::instance().contains(name));
   for (const char* name : {"none"}) CHECK(models::CompressorRegistry::instance().contains(name));
-  auto none = models::CompressorRegistry::instance().create("none", json::object(), "/n", "/p", "compressor");
-  const auto e = none->encode(1234.5);
-  CHECK(e.wire_bytes == 1234.5);
-  CHECK(e.aggregation == models::Aggregation::SUM);
-  CHECK_FALSE(none->error_feedback());
+  // What "none" encodes: tests/models/compressors/none_test.cpp.
 }
 
 TEST_CASE("profiles: parse, totals and errors") {

@@ -3,7 +3,8 @@
 // the all-gather of every worker's top-k. Every expectation is derived here from
 // the seed's formulas (M_c = one worker's top-k values in bytes; indices cost
 // M_c too; the all-gather moves values + indices, 2 M_c per worker), with
-// L = ceil(log2 N) computed by a loop of its own.
+// L = ceil(log2 N) computed by a loop of its own (models/artopk_choice.cpp). The schedules of the
+// two collectives are tested beside them: tests/models/collectives/artopk_{ring,tree}_test.cpp.
 #include "models/artopk_choice.hpp"
 #include "models/collective.hpp"
 #include "models/error.hpp"
@@ -87,34 +88,6 @@ TEST_CASE("artopk: closed forms of the seed, L = ceil(log2 N)") {
         make("artopk_ring")->analytic_time_s(CollectiveGroup{8, 0}, mc, ab));
   CHECK_THROWS_WITH_AS((void)make("artopk_tree", json{{"root", 8}})->analytic_time_s(CollectiveGroup{8, 0}, mc, ab),
                        "artopk_tree: root 8 is not a worker rank (the group has 8 workers)", std::invalid_argument);
-}
-
-TEST_CASE("artopk: the schedule broadcasts from the root, then all-reduces") {
-  const CollectiveGroup g{8, 0};
-  const double mc = 1000;
-  // Root 3 starts by sending the indices (binomial: to 4, then 5, then 7 = 3 + 1, 2, 4 mod 8);
-  // rank 0 is virtual rank 5 = 4 + 1, whose parent is virtual rank 1, i.e. rank 4.
-  const auto root = make("artopk_ring", json{{"root", 3}})->rank_schedule(3, g, mc);
-  REQUIRE(root.size() == 3u + 14u);  // L sends, then 2(N-1) ring steps
-  CHECK(root[0].ops[0].kind == RankOp::Kind::SEND);
-  CHECK(root[0].ops[0].peer == 4);
-  CHECK(root[2].ops[0].peer == 7);
-  CHECK(root[3].ops.size() == 2u);
-  CHECK(root[3].ops[0].bytes == doctest::Approx(mc / 8));
-  const auto zero = make("artopk_ring", json{{"root", 3}})->rank_schedule(0, g, mc);
-  CHECK(zero[0].ops[0].kind == RankOp::Kind::RECV);
-  CHECK(zero[0].ops[0].peer == 4);
-  // Tree: the root sends L, receives L (from its largest subtree first), sends L.
-  const auto tree_root = make("artopk_tree")->rank_schedule(0, g, mc);
-  REQUIRE(tree_root.size() == 9u);
-  const std::vector<int> peers{1, 2, 4, 4, 2, 1, 1, 2, 4};
-  for (std::size_t i = 0; i < 9; ++i) {
-    CAPTURE(i);
-    CHECK(tree_root[i].ops.size() == 1u);
-    CHECK(tree_root[i].ops[0].peer == peers[i]);
-    CHECK((tree_root[i].ops[0].kind == RankOp::Kind::RECV) == (i >= 3 && i < 6));
-    CHECK(tree_root[i].ops[0].bytes == mc);
-  }
 }
 
 TEST_CASE("artopk: the seed's inequalities are the closed forms' comparisons") {

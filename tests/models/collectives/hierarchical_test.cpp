@@ -1,0 +1,57 @@
+// hierarchical: models/collectives/hierarchical.cpp. 2 [g >= 2](a_l + (g-1) M b_l) + 2 [L >= 2](L-1)(a + M b / L).
+#include "tests/models/collective_oracle.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace ddlsim;
+using namespace ddlsim::models;
+using namespace ddlsim::test;
+
+TEST_CASE("hierarchical: closed form by hand") {
+  const double mb = HAND_MB;
+  CHECK(hand_time("hierarchical", 16) == doctest::Approx(2 * (1e-6 + 7 * mb) + 2 * (1e-6 + mb / 2)).epsilon(1e-12));
+  CHECK(hand_time("hierarchical", 20) == doctest::Approx(2 * (1e-6 + 7 * mb) + 4 * (1e-6 + mb / 3)).epsilon(1e-12));
+  CHECK(hand_time("hierarchical", 5) == doctest::Approx(2 * (1e-6 + 4 * mb)).epsilon(1e-12));
+}
+
+TEST_CASE("hierarchical: gpus_per_node variants match and equal their closed forms") {
+  for (int g : {1, 2, 3, 4, 16}) check_all_sizes("hierarchical", json{{"gpus_per_node", g}});
+  check_all_sizes("hierarchical", json{{"gpus_per_node", 3}}, {2, 3, 5, 6, 7, 12, 19, 27, 33});
+}
+
+TEST_CASE("hierarchical: takes G from the platform and pays each phase's link class") {
+  const double m = 1048576.0;
+  auto h = make("hierarchical");  // no gpus_per_node param: the group's, else 8
+  CollectiveGroup g(8, 0);
+  // Without platform nodes: G = 8, one node, phases 1 and 3 only.
+  CHECK(h->rank_schedule(0, g, m).size() == 2u);
+  g.ranks_per_node = 4;  // two nodes of 4: leaders 0 and 4
+  CHECK(h->rank_schedule(0, g, m).size() == 1u + 2u + 1u);
+  CHECK(h->rank_schedule(5, g, m).front().ops.front().peer == 4);
+  check_collective("hierarchical, G from the group", *h, g);
+  // Link classes: phases 1 and 3 pay the local pair, the leaders' ring the global one:
+  //   2 (a_l + (G-1) M b_l) + 2 (L-1) (a + M b / L), G = 4, L = 2.
+  AlphaBeta ab{4e-6, 8.0 / 100e9};
+  ab.local = LinkClass{2e-6, 8.0 / 2400e9};
+  CHECK(h->analytic_time_s(g, m, ab) ==
+        doctest::Approx(2 * (2e-6 + 3 * m * 8.0 / 2400e9) + 2 * (4e-6 + m / 2 * 8.0 / 100e9)).epsilon(1e-12));
+  // Without a local pair every phase pays the global one (the reference star).
+  CHECK(ab.intra().alpha_s == 2e-6);
+  CHECK(AlphaBeta(1e-6, 1e-9).intra().beta_s_per_byte == 1e-9);
+  // The param still sets G where the platform has no nodes; agreeing with the platform is fine.
+  auto h4 = make("hierarchical", json{{"gpus_per_node", 4}});
+  CHECK(h4->analytic_time_s(CollectiveGroup(8, 0), m, ab) == h->analytic_time_s(g, m, ab));
+  CHECK(h4->analytic_time_s(g, m, ab) == h->analytic_time_s(g, m, ab));
+  // ... contradicting it is refused at the param's path, naming both values.
+  auto h8 = make("hierarchical", json{{"gpus_per_node", 8}});
+  CHECK_THROWS_WITH_AS((void)h8->analytic_time_s(g, m, ab),
+                       "/training/collective/params/gpus_per_node: gpus_per_node = 8 contradicts the platform's 4 GPUs "
+                       "per node (the hierarchical topology's gpus_per_node); leave it out to use the platform's",
+                       ConfigError);
+}
+
+TEST_CASE("hierarchical: parameter errors name the JSON path") {
+  CHECK_THROWS_WITH_AS(make("hierarchical", json{{"gpus_per_node", "8"}}),
+                       "/training/collective/params/gpus_per_node: expected an integer, got the string \"8\"",
+                       ConfigError);
+}

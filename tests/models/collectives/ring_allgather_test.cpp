@@ -1,0 +1,25 @@
+// ring_allgather: models/collectives/ring_allgather.cpp. (N-1) a + (N-1)/N M b, M the output size: N-1 steps of M/N.
+#include "tests/models/collective_oracle.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace ddlsim;
+using namespace ddlsim::models;
+using namespace ddlsim::test;
+
+TEST_CASE("ring_allgather: closed form by hand") {
+  CHECK(hand_time("ring_allgather", 4) == doctest::Approx(3e-6 + 0.75 * HAND_MB).epsilon(1e-12));
+}
+
+TEST_CASE("ring_allgather: N-1 steps, each a block of M/N to r+1 and one from r-1") {
+  const auto steps = make("ring_allgather")->rank_schedule(0, CollectiveGroup{5, 0}, 1000);
+  REQUIRE(steps.size() == 4u);
+  for (const auto& step : steps) {
+    REQUIRE(step.ops.size() == 2u);
+    for (const auto& op : step.ops) {
+      CHECK(op.peer == (op.kind == RankOp::Kind::SEND ? 1 : 4));
+      CHECK(op.bytes == 200);
+    }
+  }
+  CHECK(make("ring_allgather")->operation() == "allgather");
+}
