@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <optional>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <sys/wait.h>
 #include <thread>
@@ -169,6 +171,67 @@ bool poll_until(Ready ready, double seconds = 60) {
   return ready();
 }
 
+/// A CSV table the binary writes (iterations.csv, links.csv, `ddlsim collectives --csv`), read by
+/// column NAME, so that a column added or moved fails loudly instead of shifting what a test reads.
+/// The binary quotes nothing (no cell holds a comma), so a line splits at every comma; an empty
+/// trailing cell is kept.
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;  // without the header
+
+  /// `text`: a header line, then one line per row.
+  static Csv parse(const std::string& text) {
+    Csv csv;
+    std::istringstream in(text);
+    std::string line;
+    if (std::getline(in, line)) csv.header = split(line);
+    while (std::getline(in, line)) csv.rows.push_back(split(line));
+    return csv;
+  }
+  static Csv read(const std::filesystem::path& file) { return parse(slurp(file)); }
+
+  /// The index of column `name`; throws (failing the test) naming it and listing the header.
+  [[nodiscard]] std::size_t column(const std::string& name) const {
+    const auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end())
+      throw std::runtime_error(fmt::format("CSV: no column \"{}\" in the header \"{}\"", name, header_line()));
+    return static_cast<std::size_t>(it - header.begin());
+  }
+  /// Row `row`'s cell in column `name`.
+  [[nodiscard]] const std::string& at(std::size_t row, const std::string& name) const {
+    const auto c = column(name);
+    if (row >= rows.size() || c >= rows[row].size())
+      throw std::runtime_error(fmt::format("CSV: no cell \"{}\" in row {} of {} (\"{}\"; header \"{}\")", name, row,
+                                           rows.size(), row < rows.size() ? line(row) : "", header_line()));
+    return rows[row][c];
+  }
+  [[nodiscard]] double number(std::size_t row, const std::string& name) const { return std::stod(at(row, name)); }
+  [[nodiscard]] int integer(std::size_t row, const std::string& name) const { return std::stoi(at(row, name)); }
+  /// The first row whose column `name` is `value`, if any.
+  [[nodiscard]] std::optional<std::size_t> find(const std::string& name, const std::string& value) const {
+    const auto c = column(name);
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      if (c < rows[r].size() && rows[r][c] == value) return r;
+    return std::nullopt;
+  }
+  [[nodiscard]] std::size_t size() const { return rows.size(); }
+  /// The header and row `row` as comma-joined lines (for messages and header checks).
+  [[nodiscard]] std::string header_line() const { return fmt::format("{}", fmt::join(header, ",")); }
+  [[nodiscard]] std::string line(std::size_t row) const { return fmt::format("{}", fmt::join(rows.at(row), ",")); }
+
+ private:
+  static std::vector<std::string> split(const std::string& line) {
+    std::vector<std::string> cells;
+    std::size_t from = 0;
+    for (auto comma = line.find(','); comma != std::string::npos; comma = line.find(',', from)) {
+      cells.push_back(line.substr(from, comma - from));
+      from = comma + 1;
+    }
+    cells.push_back(line.substr(from));
+    return cells;
+  }
+};
+
 /// One row of `ddlsim collectives --csv`.
 struct CollectiveRow {
   std::string operation, resolved;
@@ -180,16 +243,15 @@ struct CollectiveRow {
 /// The rows of `ddlsim collectives --csv` output, by algorithm; checks the header.
 inline std::map<std::string, CollectiveRow> parse_collectives_csv(const std::string& out) {
   std::map<std::string, CollectiveRow> rows;
-  std::istringstream in(out);
-  std::string line;
-  std::getline(in, line);
-  CHECK(line == "algorithm,operation,resolved,analytic_time_s,simulated_time_s,algbw_GBps,busbw_GBps,fastest,flows");
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
-    REQUIRE(f.size() == 9);
-    rows[f[0]] = CollectiveRow{f[1], f[2], std::stod(f[3]), f[4].empty() ? -1.0 : std::stod(f[4]), f[7] == "1"};
+  const auto csv = Csv::parse(out);
+  CHECK(csv.header_line() ==
+        "algorithm,operation,resolved,analytic_time_s,simulated_time_s,algbw_GBps,busbw_GBps,fastest,flows");
+  for (std::size_t i = 0; i < csv.size(); ++i) {
+    REQUIRE(csv.rows[i].size() == 9);
+    const std::string& simulated = csv.at(i, "simulated_time_s");
+    rows[csv.at(i, "algorithm")] =
+        CollectiveRow{csv.at(i, "operation"), csv.at(i, "resolved"), csv.number(i, "analytic_time_s"),
+                      simulated.empty() ? -1.0 : std::stod(simulated), csv.at(i, "fastest") == "1"};
   }
   return rows;
 }
