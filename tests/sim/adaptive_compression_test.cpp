@@ -72,17 +72,13 @@ json run(const TempDir& tmp, const std::string& name, const json& s) {
 
 /// iterations.csv of worker 0: (cr, collective, exploring) per iteration.
 std::vector<std::tuple<double, std::string, int>> worker0(const TempDir& tmp, const std::string& name) {
-  std::istringstream in(ddlsim::test::slurp(tmp.path() / name / "iterations.csv"));
-  std::string line;
-  std::getline(in, line);
+  const auto csv = ddlsim::test::Csv::read(tmp.path() / name / "iterations.csv");
+  const std::string line = csv.header_line();
   CHECK(line.substr(line.size() - 39) == "encode_decode_s,cr,collective,exploring");
   std::vector<std::tuple<double, std::string, int>> out;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-    if (f[0] == "0") out.emplace_back(std::stod(f[11]), f[12], std::stoi(f[13]));
-  }
+  for (std::size_t i = 0; i < csv.size(); ++i)
+    if (csv.at(i, "worker") == "0")
+      out.emplace_back(csv.number(i, "cr"), csv.at(i, "collective"), csv.integer(i, "exploring"));
   return out;
 }
 

@@ -23,21 +23,9 @@ Run run(const TempDir& tmp, const std::string& name, const std::string& sets) {
                                                   DDLSIM_SOURCE_DIR, sets, tmp.file(name)));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   Run out{json::parse(ddlsim::test::slurp(tmp.path() / name / "summary.json")), {}};
-  std::istringstream in(ddlsim::test::slurp(tmp.path() / name / "iterations.csv"));
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> header;
-  {
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) header.push_back(c);
-  }
-  const auto column = static_cast<std::size_t>(std::find(header.begin(), header.end(), "collective") - header.begin());
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-    if (f[0] == "0") out.collectives.push_back(f.at(column));
-  }
+  const auto csv = ddlsim::test::Csv::read(tmp.path() / name / "iterations.csv");
+  for (std::size_t i = 0; i < csv.size(); ++i)
+    if (csv.at(i, "worker") == "0") out.collectives.push_back(csv.at(i, "collective"));
   return out;
 }
 

@@ -182,15 +182,9 @@ TEST_CASE("artopk STAR selection rotates the broadcaster: a slow worker costs mo
   auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", file, tmp.file("het")));
   REQUIRE(r.exit_code == 0);
   std::map<int, double> worker1;  // iteration -> duration of worker 1
-  std::istringstream in(ddlsim::test::slurp(tmp.path() / "het" / "iterations.csv"));
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-    if (f[0] == "1") worker1[std::stoi(f[1])] = std::stod(f[4]);
-  }
+  const auto csv = ddlsim::test::Csv::read(tmp.path() / "het" / "iterations.csv");
+  for (std::size_t i = 0; i < csv.size(); ++i)
+    if (csv.at(i, "worker") == "1") worker1[csv.integer(i, "iteration")] = csv.number(i, "duration_s");
   CHECK(worker1[0] > worker1[1] * 1.05);
   CHECK(worker1[0] == doctest::Approx(worker1[4]).epsilon(1e-12));  // period N
   CHECK(worker1[1] == doctest::Approx(worker1[2]).epsilon(1e-12));

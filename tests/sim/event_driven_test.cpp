@@ -71,28 +71,21 @@ struct Run {
   int exit_code = 0;
   std::string err;
   json summary;
-  std::vector<std::vector<std::string>> rows;  // iterations.csv without its header
-  std::string header;
+  ddlsim::test::Csv csv;  // iterations.csv, its rows worker by worker
 };
 
 Run run(const TempDir& tmp, const std::string& name, const json& sc, const json& tr) {
   tmp.write(name + "_trace.json", tr.dump());
   const std::string file = tmp.write(name + ".json", sc.dump());
   auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", file, tmp.file(name)));
-  Run out{r.exit_code, r.err, {}, {}, {}};
+  Run out{r.exit_code, r.err, {}, {}};
   if (r.exit_code != 0) return out;
   out.summary = json::parse(ddlsim::test::slurp(tmp.path() / name / "summary.json"));
-  std::istringstream in(ddlsim::test::slurp(tmp.path() / name / "iterations.csv"));
-  std::getline(in, out.header);
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-    out.rows.push_back(f);
-  }
+  out.csv = ddlsim::test::Csv::read(tmp.path() / name / "iterations.csv");
   // iterations.csv lists iteration by iteration; these tests read worker by worker.
-  std::stable_sort(out.rows.begin(), out.rows.end(), [](const auto& a, const auto& b) {
-    return std::stoi(a.at(0)) < std::stoi(b.at(0));
+  const auto worker = out.csv.column("worker");
+  std::stable_sort(out.csv.rows.begin(), out.csv.rows.end(), [worker](const auto& a, const auto& b) {
+    return std::stoi(a.at(worker)) < std::stoi(b.at(worker));
   });
   return out;
 }
@@ -134,15 +127,15 @@ TEST_CASE("event_triggered replays a hand-written 2-worker, 3-tensor trace: exac
           row_seconds += 2 * (2 * LAT + 4.0 * static_cast<double>(numel[i]) / BW);
         }
       events += row_events;
-      const auto& row = r.rows.at(w * 4 + k);
+      const std::size_t row = w * 4 + k;
       CAPTURE(w);
       CAPTURE(k);
-      CHECK(std::stoi(row.at(14)) == row_events);
-      CHECK(std::stoi(row.at(15)) == 6 - row_events);
-      CHECK(std::stod(row.at(4)) == doctest::Approx(3 * (FWD + BWD) + OPT + row_seconds).epsilon(1e-9));
+      CHECK(r.csv.integer(row, "events_sent") == row_events);
+      CHECK(r.csv.integer(row, "events_saved") == 6 - row_events);
+      CHECK(r.csv.number(row, "duration_s") == doctest::Approx(3 * (FWD + BWD) + OPT + row_seconds).epsilon(1e-9));
     }
   }
-  CHECK(r.header.ends_with(",events_sent,events_saved"));
+  CHECK(r.csv.header_line().ends_with(",events_sent,events_saved"));
   CHECK(events == 26);  // the listed flags, counted by hand: 2 x (6 + 7)
   const auto& e = r.summary["events"];
   CHECK(e["sent"] == events);
@@ -164,14 +157,14 @@ TEST_CASE("event_triggered with threshold 0 sends every tensor every iteration a
   REQUIRE_MESSAGE(ev.exit_code == 0, ev.err);
   const auto go = run(tmp, "go", scenario(n, layers, 2e6, its, {{"name", "gossip"}}), tr);
   REQUIRE_MESSAGE(go.exit_code == 0, go.err);
-  REQUIRE(ev.rows.size() == go.rows.size());
+  REQUIRE(ev.csv.size() == go.csv.size());
   // Gossip's closed form on this star (tests/sim/sync_models_test.cpp): compute, then the model
   // to both neighbours through one uplink.
   const double expected = layers * (FWD + BWD) + OPT + 2 * LAT + 2 * layers * 2e6 / BW;
-  for (std::size_t i = 0; i < ev.rows.size(); ++i) {
-    CHECK(std::stod(ev.rows[i][4]) == doctest::Approx(std::stod(go.rows[i][4])).epsilon(1e-9));
-    CHECK(std::stod(ev.rows[i][4]) == doctest::Approx(expected).epsilon(1e-9));
-    CHECK(ev.rows[i][15] == "0");
+  for (std::size_t i = 0; i < ev.csv.size(); ++i) {
+    CHECK(ev.csv.number(i, "duration_s") == doctest::Approx(go.csv.number(i, "duration_s")).epsilon(1e-9));
+    CHECK(ev.csv.number(i, "duration_s") == doctest::Approx(expected).epsilon(1e-9));
+    CHECK(ev.csv.at(i, "events_saved") == "0");
   }
   CHECK(ev.summary["comm_bytes_per_iteration"].get<double>() ==
         doctest::Approx(go.summary["comm_bytes_per_iteration"].get<double>()).epsilon(1e-12));
@@ -191,11 +184,11 @@ TEST_CASE("event_triggered with a threshold above every norm change sends only d
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.summary["events"]["sent"] == n * 2 * layers * (passes - 1));
   CHECK(r.summary["events"]["always_send_baseline"] == n * 2 * layers * its);
-  for (const auto& row : r.rows) {
-    const int k = std::stoi(row[1]);
-    CHECK(std::stoi(row[14]) == (k + 1 < passes ? 2 * layers : 0));
+  for (std::size_t i = 0; i < r.csv.size(); ++i) {
+    const int k = r.csv.integer(i, "iteration");
+    CHECK(r.csv.integer(i, "events_sent") == (k + 1 < passes ? 2 * layers : 0));
     // Without a send an iteration is its compute alone.
-    if (k + 1 >= passes) CHECK(std::stod(row[4]) == doctest::Approx(layers * (FWD + BWD) + OPT).epsilon(1e-12));
+    if (k + 1 >= passes) CHECK(r.csv.number(i, "duration_s") == doctest::Approx(layers * (FWD + BWD) + OPT).epsilon(1e-12));
   }
 }
 
@@ -236,7 +229,7 @@ json with_bucketing(json sc, bool overlap) {
 /// Per-iteration durations of a run, in row order.
 std::vector<double> durations(const Run& r) {
   std::vector<double> out;
-  for (const auto& row : r.rows) out.push_back(std::stod(row.at(4)));
+  for (std::size_t i = 0; i < r.csv.size(); ++i) out.push_back(r.csv.number(i, "duration_s"));
   return out;
 }
 
@@ -330,7 +323,8 @@ TEST_CASE("ordered_gradients with m < N: only the selected push, m/N of the grad
   CHECK(r.summary["events"]["bytes_sent_by_workers"].get<double>() == doctest::Approx(its * (m * model + n * 4.0)).epsilon(1e-12));
   CHECK(r.summary["events"]["sent"] == m * its);
   CHECK(r.summary["events"]["always_send_baseline"] == n * its);
-  for (const auto& row : r.rows) CHECK(std::stoi(row.at(14)) == (std::stoi(row.at(0)) == std::stoi(row.at(1)) % n ? 1 : 0));
+  for (std::size_t i = 0; i < r.csv.size(); ++i)
+    CHECK(r.csv.integer(i, "events_sent") == (r.csv.integer(i, "worker") == r.csv.integer(i, "iteration") % n ? 1 : 0));
 }
 
 TEST_CASE("event_triggered surrogate: the trace's initial passes, then its fitted rates, over the profile's layers") {
@@ -382,9 +376,9 @@ TEST_CASE("rings of 2 and 3: event_triggered and gossip follow one rule, left an
           doctest::Approx(static_cast<double>(its) * n * peers * layers).epsilon(1e-12));
     // The same bytes through the same uplink at the same time: the same iteration times.
     const double expected = layers * (FWD + BWD) + OPT + 2 * LAT + peers * layers * grad / BW;
-    for (std::size_t i = 0; i < ev.rows.size(); ++i) {
-      CHECK(std::stod(ev.rows[i][4]) == doctest::Approx(expected).epsilon(1e-9));
-      CHECK(std::stod(go.rows[i][4]) == doctest::Approx(expected).epsilon(1e-9));
+    for (std::size_t i = 0; i < ev.csv.size(); ++i) {
+      CHECK(ev.csv.number(i, "duration_s") == doctest::Approx(expected).epsilon(1e-9));
+      CHECK(go.csv.number(i, "duration_s") == doctest::Approx(expected).epsilon(1e-9));
     }
   }
 }

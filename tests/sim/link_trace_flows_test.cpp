@@ -82,16 +82,10 @@ std::vector<double> ends(const TempDir& tmp, const std::string& name, const json
   const std::string file = tmp.write(name + ".json", s.dump());
   const auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", file, tmp.file(name)));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-  std::istringstream in(ddlsim::test::slurp(tmp.path() / name / "iterations.csv"));
-  std::string line;
-  std::getline(in, line);
+  const auto csv = ddlsim::test::Csv::read(tmp.path() / name / "iterations.csv");
   std::vector<double> out;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-    if (f[0] == "0") out.push_back(std::stod(f[3]));
-  }
+  for (std::size_t i = 0; i < csv.size(); ++i)
+    if (csv.at(i, "worker") == "0") out.push_back(csv.number(i, "end_s"));
   return out;
 }
 

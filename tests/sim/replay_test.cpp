@@ -44,21 +44,15 @@ Run run(const TempDir& tmp, const std::string& name, const json& scenario) {
 double ring(int n, double bytes) { return CALL + 2.0 * (n - 1) * ALPHA + 2.0 * (n - 1) / n * bytes * BETA; }
 
 /// Mean duration of one worker's iterations, from iterations.csv.
-double worker_mean(const std::string& csv, int worker) {
-  std::istringstream in(csv);
-  std::string line;
-  std::getline(in, line);
+double worker_mean(const std::string& text, int worker) {
+  const auto csv = ddlsim::test::Csv::parse(text);
   double sum = 0;
   int count = 0;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-    if (std::stoi(f[0]) == worker) {
-      sum += std::stod(f[4]);
+  for (std::size_t i = 0; i < csv.size(); ++i)
+    if (csv.integer(i, "worker") == worker) {
+      sum += csv.number(i, "duration_s");
       ++count;
     }
-  }
   return sum / count;
 }
 

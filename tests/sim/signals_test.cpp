@@ -29,18 +29,10 @@ json long_run(int layers, int iterations) {
 }
 
 /// Iteration rows per worker in iterations.csv, and the iterations each covers (0..K-1 expected).
-std::map<int, std::vector<int>> rows_by_worker(const std::string& csv) {
+std::map<int, std::vector<int>> rows_by_worker(const std::filesystem::path& file) {
   std::map<int, std::vector<int>> rows;
-  std::istringstream in(csv);
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::stringstream ls(line);
-    std::string worker, iteration;
-    std::getline(ls, worker, ',');
-    std::getline(ls, iteration, ',');
-    rows[std::stoi(worker)].push_back(std::stoi(iteration));
-  }
+  const auto csv = ddlsim::test::Csv::read(file);
+  for (std::size_t i = 0; i < csv.size(); ++i) rows[csv.integer(i, "worker")].push_back(csv.integer(i, "iteration"));
   return rows;
 }
 
@@ -67,7 +59,7 @@ void interrupt(int sig, const std::string& name) {
   CHECK(k >= 1);
   CHECK(k < 1'000'000);
   // Exactly K rows per worker: iterations 0 .. K-1.
-  const auto rows = rows_by_worker(ddlsim::test::slurp(out / "iterations.csv"));
+  const auto rows = rows_by_worker(out / "iterations.csv");
   REQUIRE(rows.size() == WORKERS);
   std::vector<int> expected(static_cast<std::size_t>(k));
   for (int i = 0; i < k; ++i) expected[static_cast<std::size_t>(i)] = i;

@@ -51,17 +51,12 @@ Run run(const TempDir& tmp, const std::string& name, const json& scenario) {
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   Run out{json::parse(ddlsim::test::slurp(tmp.path() / name / "summary.json")), {},
           ddlsim::test::slurp(tmp.path() / name / "iterations.csv")};
-  std::istringstream in(out.csv);
-  std::string line;
-  std::getline(in, line);
-  CHECK(line == "worker,iteration,start_s,end_s,duration_s,compute_s,exposed_comm_s,comm_busy_s,straggler_wait_s,"
-                "staleness_wait_s,encode_decode_s,cr,collective,exploring");
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-    out.rows.push_back(Row{std::stoi(f[0]), std::stoi(f[1]), std::stod(f[3]), std::stod(f[4]), std::stod(f[9])});
-  }
+  const auto csv = ddlsim::test::Csv::parse(out.csv);
+  CHECK(csv.header_line() == "worker,iteration,start_s,end_s,duration_s,compute_s,exposed_comm_s,comm_busy_s,straggler_wait_s,"
+                             "staleness_wait_s,encode_decode_s,cr,collective,exploring");
+  for (std::size_t i = 0; i < csv.size(); ++i)
+    out.rows.push_back(Row{csv.integer(i, "worker"), csv.integer(i, "iteration"), csv.number(i, "end_s"),
+                           csv.number(i, "duration_s"), csv.number(i, "staleness_wait_s")});
   return out;
 }
 
