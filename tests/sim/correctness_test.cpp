@@ -23,17 +23,11 @@ struct Row {
   double duration_s = 0;
 };
 
-std::vector<Row> rows_of(const std::string& csv) {
-  std::istringstream in(csv);
-  std::string line;
-  std::getline(in, line);
+std::vector<Row> rows_of(const std::filesystem::path& file) {
+  const auto csv = ddlsim::test::Csv::read(file);
   std::vector<Row> rows;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-    rows.push_back(Row{std::stoi(f[0]), std::stoi(f[1]), std::stod(f[4])});
-  }
+  for (std::size_t i = 0; i < csv.size(); ++i)
+    rows.push_back(Row{csv.integer(i, "worker"), csv.integer(i, "iteration"), csv.number(i, "duration_s")});
   return rows;
 }
 
@@ -47,7 +41,7 @@ Result run(const TempDir& tmp, const std::string& name, const json& scenario, co
   auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet {}", file, tmp.file(name), extra));
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   return Result{json::parse(ddlsim::test::slurp(tmp.path() / name / "summary.json")),
-                rows_of(ddlsim::test::slurp(tmp.path() / name / "iterations.csv"))};
+                rows_of(tmp.path() / name / "iterations.csv")};
 }
 
 // Three workers a, b, c and one server on a custom star: b on 4 Gbps, a and c
@@ -358,8 +352,8 @@ TEST_CASE("custom topologies keep the user's node names, in link traces and link
   const auto r = run(tmp, "names", s);
   for (const auto& row : r.rows)
     CHECK(row.duration_s == doctest::Approx(2 * (ALPHA + M / (row.worker == 1 ? 1e9 / 8 : FAST))).epsilon(1e-9));
-  const std::string links = ddlsim::test::slurp(tmp.path() / "names" / "links.csv");
-  for (const char* name : {"a>sw,", "b>sw,", "sw>b,", "ps>sw,", "sw>c,"}) CHECK(links.find(name) != std::string::npos);
+  const auto links = ddlsim::test::Csv::read(tmp.path() / "names" / "links.csv");
+  for (const char* name : {"a>sw", "b>sw", "sw>b", "ps>sw", "sw>c"}) CHECK_MESSAGE(links.find("link", name).has_value(), name);
 }
 
 TEST_CASE("a batch other than the profile's needs a scaling rule and scales compute linearly") {
@@ -445,18 +439,13 @@ TEST_CASE("links.csv counts bytes, whatever the bandwidth factor") {
     s["network"]["bandwidth_factor"] = bf;
     const std::string name = fmt::format("bf{}", bf);
     const auto result = run(tmp, name, s);
-    const std::string links = ddlsim::test::slurp(tmp.path() / name / "links.csv");
-    std::istringstream in(links);
-    std::string line;
-    std::getline(in, line);
+    const auto links = ddlsim::test::Csv::read(tmp.path() / name / "links.csv");
     int rows = 0;
-    while (std::getline(in, line)) {
-      std::vector<std::string> f;
-      std::stringstream ls(line);
-      for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const std::string line = links.line(i);
       CAPTURE(line);
-      CHECK(std::stod(f[2]) == doctest::Approx(2 * (n - 1) / n * m).epsilon(1e-6));
-      CHECK(std::stod(f[3]) ==
+      CHECK(links.number(i, "bytes") == doctest::Approx(2 * (n - 1) / n * m).epsilon(1e-6));
+      CHECK(links.number(i, "utilization") ==
             doctest::Approx(2 * (n - 1) / n * m / (BW10 * result.summary["makespan_s"].get<double>())).epsilon(1e-6));
       ++rows;
     }
@@ -480,17 +469,10 @@ TEST_CASE("point-to-point flows carry the library's header bytes, as collectives
 }
 
 namespace {
-std::map<std::string, double> link_bytes(const std::filesystem::path& csv) {
-  std::istringstream in(ddlsim::test::slurp(csv));
-  std::string line;
-  std::getline(in, line);
+std::map<std::string, double> link_bytes(const std::filesystem::path& file) {
+  const auto csv = ddlsim::test::Csv::read(file);
   std::map<std::string, double> out;
-  while (std::getline(in, line)) {
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string c; std::getline(ls, c, ',');) f.push_back(c);
-    out[f[0]] = std::stod(f[2]);
-  }
+  for (std::size_t i = 0; i < csv.size(); ++i) out[csv.at(i, "link")] = csv.number(i, "bytes");
   return out;
 }
 }  // namespace
