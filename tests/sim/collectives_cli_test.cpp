@@ -240,7 +240,12 @@ TEST_CASE("sizes and times on the command line: a bare number is bytes or second
                                    "--algorithms ring --fidelity analytic");
   REQUIRE_MESSAGE(bare.exit_code == 0, bare.err);
   CHECK(with_unit["ring"].analytic_s == doctest::Approx(ring4).epsilon(1e-8));
-  CHECK(bare.out.find(fmt::format("ring,allreduce,,{:.9g},", ring4)) != std::string::npos);
+  const auto bare_csv = ddlsim::test::Csv::parse(bare.out);
+  const auto bare_ring = bare_csv.find("algorithm", "ring");
+  REQUIRE(bare_ring.has_value());
+  CHECK(bare_csv.at(*bare_ring, "operation") == "allreduce");
+  CHECK(bare_csv.at(*bare_ring, "resolved").empty());
+  CHECK(bare_csv.at(*bare_ring, "analytic_time_s") == fmt::format("{:.9g}", ring4));
   // --bytes 1048576 is 1 MiB as in nccl-tests (was: missing unit).
   auto bytes_only = csv("-n 4 -m 1048576 --algorithms ring --fidelity analytic");
   CHECK(bytes_only["ring"].analytic_s == with_unit["ring"].analytic_s);
@@ -325,15 +330,19 @@ TEST_CASE("collectives: every call pays the fixed call cost in both columns") {
     CAPTURE(option);
     auto r = ddlsim::test::ddlsim("collectives --csv -n 4 -m 1MiB -b 25Gbps -l 1us --algorithms ring " + option);
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    const auto at = r.out.find("\nring,allreduce,,");
-    REQUIRE(at != std::string::npos);
-    std::istringstream line(r.out.substr(at + 17));
-    double analytic = 0, simulated = 0;
-    char comma = 0;
-    line >> analytic >> comma >> simulated;
-    CHECK(analytic == doctest::Approx(call + ring4).epsilon(1e-8));
-    CHECK(simulated == doctest::Approx(call + ring4).epsilon(1e-6));
+    const auto table = ddlsim::test::Csv::parse(r.out);
+    const auto ring_row = table.find("algorithm", "ring");
+    REQUIRE(ring_row.has_value());
+    REQUIRE(table.at(*ring_row, "operation") == "allreduce");
+    REQUIRE(table.at(*ring_row, "resolved").empty());
+    CHECK(table.number(*ring_row, "analytic_time_s") == doctest::Approx(call + ring4).epsilon(1e-8));
+    CHECK(table.number(*ring_row, "simulated_time_s") == doctest::Approx(call + ring4).epsilon(1e-6));
   }
   auto one = ddlsim::test::ddlsim("collectives --csv -n 1 -m 1MiB --algorithms ring --fidelity analytic");
-  CHECK(one.out.find("\nring,allreduce,,0,") != std::string::npos);
+  const auto one_csv = ddlsim::test::Csv::parse(one.out);
+  const auto one_ring = one_csv.find("algorithm", "ring");
+  REQUIRE(one_ring.has_value());
+  CHECK(one_csv.at(*one_ring, "operation") == "allreduce");
+  CHECK(one_csv.at(*one_ring, "resolved").empty());
+  CHECK(one_csv.at(*one_ring, "analytic_time_s") == "0");
 }

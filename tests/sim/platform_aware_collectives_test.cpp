@@ -61,17 +61,12 @@ TEST_CASE("hierarchical on a 2 x 4 GPU platform: G from the platform, flow == an
                                               "--topology-params '{}' --servers 0 --algorithms hierarchical --granularity {}",
                                               HIER_PARAMS, granularity));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    std::istringstream in(r.out);
-    std::string header, line;
-    std::getline(in, header);
-    std::getline(in, line);
-    std::vector<std::string> f;
-    std::stringstream ls(line);
-    for (std::string cell; std::getline(ls, cell, ',');) f.push_back(cell);
-    REQUIRE(f.size() == 9);
-    CHECK(f[0] == "hierarchical");
-    CHECK(std::stod(f[3]) == doctest::Approx(hierarchical_s(m)).epsilon(1e-6));  // analytic
-    CHECK(std::stod(f[4]) == doctest::Approx(hierarchical_s(m)).epsilon(1e-6));  // simulated
+    const auto csv = ddlsim::test::Csv::parse(r.out);
+    REQUIRE(!csv.rows.empty());
+    REQUIRE(csv.rows[0].size() == 9);
+    CHECK(csv.at(0, "algorithm") == "hierarchical");
+    CHECK(csv.number(0, "analytic_time_s") == doctest::Approx(hierarchical_s(m)).epsilon(1e-6));
+    CHECK(csv.number(0, "simulated_time_s") == doctest::Approx(hierarchical_s(m)).epsilon(1e-6));
   }
 
   // A training run: one 100 MB bucket, no overlap: iteration = compute + T_hier, both fidelities.
