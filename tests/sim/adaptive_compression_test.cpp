@@ -6,7 +6,6 @@
 #include <cmath>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
-#include <sstream>
 
 using ddlsim::test::TempDir;
 using nlohmann::json;

@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <map>
-#include <sstream>
 
 using ddlsim::test::TempDir;
 using nlohmann::json;

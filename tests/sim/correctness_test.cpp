@@ -10,7 +10,6 @@
 #include <map>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 using ddlsim::test::TempDir;
 using nlohmann::json;

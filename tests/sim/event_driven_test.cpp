@@ -8,7 +8,6 @@
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
-#include <sstream>
 
 using ddlsim::test::TempDir;
 using nlohmann::json;

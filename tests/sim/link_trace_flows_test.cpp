@@ -7,7 +7,6 @@
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <cmath>
-#include <sstream>
 
 using ddlsim::test::TempDir;
 using nlohmann::json;

@@ -7,7 +7,6 @@
 #include <doctest/doctest.h>
 #include <filesystem>
 #include <fmt/format.h>
-#include <sstream>
 
 using ddlsim::test::TempDir;
 using nlohmann::json;
