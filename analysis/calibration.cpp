@@ -362,21 +362,12 @@ ErrorStats error_stats(const std::vector<double>& errors) {
   return s;
 }
 
-CalibrationResult calibrate(const MeasurementFile& file, const std::string& file_name, const CalibrationOptions& options) {
-  for (const auto& p : options.fit)
-    if (std::find(calibration_parameters().begin(), calibration_parameters().end(), p) == calibration_parameters().end())
-      throw ConfigError("--fit", fmt::format("unknown parameter \"{}\"; valid are: {}", p, join_names(calibration_parameters())));
-  if (file.rows.empty()) throw ConfigError(file_name, "no measurement rows");
-  CalibrationResult result;
-  result.measurement_format = file.format;
-  result.base_preset = pick_base(file, options);
-  result.holdout = options.holdout;
-  result.select = options.select;
-  result.rows_in_file = static_cast<int>(file.rows.size());
-  const SoftwareCost base = *models::software_preset(result.base_preset);
+namespace {
 
-  std::vector<std::function<bool(const Measurement&, std::size_t)>> rules, selects;
-  for (const auto& spec : options.holdout) rules.push_back(row_rule(spec, "--holdout"));
+/// The rows --select keeps, in file order; throws when none does.
+std::vector<Measurement> select_rows(const MeasurementFile& file, const std::string& file_name,
+                                     const CalibrationOptions& options) {
+  std::vector<std::function<bool(const Measurement&, std::size_t)>> selects;
   for (const auto& spec : options.select) selects.push_back(row_rule(spec, "--select"));
   std::vector<Measurement> selected;
   for (std::size_t i = 0; i < file.rows.size(); ++i)
@@ -384,39 +375,67 @@ CalibrationResult calibrate(const MeasurementFile& file, const std::string& file
       selected.push_back(file.rows[i]);
   if (selected.empty())
     throw ConfigError("--select", fmt::format("no row of {} matches {}", file_name, fmt::join(options.select, " and ")));
-  std::map<std::string, std::shared_ptr<const models::Collective>> cache;
+  return selected;
+}
+
+/// The selected rows, each prepared for its closed form (`all`) and, unless --holdout holds it out,
+/// to be fitted (`train`); the latencies and bandwidths the fitted rows ran at.
+struct PreparedRows {
   std::vector<Prepared> all, train;
   std::set<double> latencies, bandwidths;
+};
+
+using RowRules = std::vector<std::function<bool(const Measurement&, std::size_t)>>;
+
+/// The --holdout rules (read before --select's, so that a bad one of each reports --holdout's).
+RowRules holdout_rules(const CalibrationOptions& options) {
+  RowRules rules;
+  for (const auto& spec : options.holdout) rules.push_back(row_rule(spec, "--holdout"));
+  return rules;
+}
+
+PreparedRows prepare_rows(const std::vector<Measurement>& selected, const RowRules& rules, const std::string& file_name,
+                          const CalibrationOptions& options, CalibrationResult& result) {
+  std::map<std::string, std::shared_ptr<const models::Collective>> cache;
+  PreparedRows rows;
   for (std::size_t i = 0; i < selected.size(); ++i) {
     CalibratedRow row;
     row.row = selected[i];
-    all.push_back(prepare(row.row, file_name, options, cache, row.collective));
+    rows.all.push_back(prepare(row.row, file_name, options, cache, row.collective));
     row.held_out = std::any_of(rules.begin(), rules.end(), [&](const auto& r) { return r(row.row, i); });
     if (!row.held_out) {
-      train.push_back(all.back());
-      latencies.insert(all.back().alpha_s);
-      bandwidths.insert(all.back().beta_s);
+      rows.train.push_back(rows.all.back());
+      rows.latencies.insert(rows.all.back().alpha_s);
+      rows.bandwidths.insert(rows.all.back().beta_s);
     }
     result.rows.push_back(std::move(row));
   }
+  return rows;
+}
 
-  // What can be fitted from these rows.
+/// What can be fitted from these rows: --fit, less what they cannot tell apart (with a note); throws
+/// when there are fewer rows than parameters plus one.
+std::set<std::string> fittable(const CalibrationOptions& options, const PreparedRows& rows, const std::string& file_name,
+                               CalibrationResult& result) {
   std::set<std::string> fit = options.fit;
-  if (fit.count("latency_factor") != 0 && fit.count("overhead") != 0 && latencies.size() == 1) {
+  if (fit.count("latency_factor") != 0 && fit.count("overhead") != 0 && rows.latencies.size() == 1) {
     fit.erase("latency_factor");
     result.notes.push_back(fmt::format(
         "every fitted row has the same latency ({}): the latency factor and the per-step overhead cannot be told "
         "apart, so latency_factor stays 1 and the overhead absorbs the difference; measure at two latencies",
-        units::format_time(*latencies.begin())));
+        units::format_time(*rows.latencies.begin())));
   }
   const std::size_t free = fit.size() - (fit.count("segments") != 0 ? 1 : 0);
-  if (train.size() < free + 1)
+  if (rows.train.size() < free + 1)
     throw ConfigError(file_name, fmt::format("{} row(s) to fit (after --holdout) for {} parameter(s): need at least {}",
-                                             train.size(), free, free + 1));
-  result.fitted = fit;
+                                             rows.train.size(), free, free + 1));
+  return fit;
+}
 
-  // The search.
-  const auto candidates = segment_candidates(base, fit.count("segments") != 0);
+/// The search: per segment candidate, the factors by Nelder-Mead from three starts (bounded), the
+/// overhead and call cost by linear least squares at each; the best candidate's fit.
+Fit search(std::vector<Prepared>& train, const SoftwareCost& base, const std::set<std::string>& fit,
+           const std::vector<Segments>& candidates) {
   const Linear lin{fit.count("overhead") != 0, fit.count("call_cost") != 0,
                    base.send_overhead_s + base.recv_overhead_s, base.call_cost_s.value_or(DEFAULT_CALL_S)};
   const bool fit_lf = fit.count("latency_factor") != 0, fit_bf = fit.count("bandwidth_factor") != 0;
@@ -465,6 +484,30 @@ CalibrationResult calibrate(const MeasurementFile& file, const std::string& file
     // (A relative error of 1e-5 per row is far below any measurement's noise.)
     if (here.sse < best.sse * (1 - 1e-6) - 1e-10 * static_cast<double>(train.size())) best = here;
   }
+  return best;
+}
+
+}  // namespace
+
+CalibrationResult calibrate(const MeasurementFile& file, const std::string& file_name, const CalibrationOptions& options) {
+  for (const auto& p : options.fit)
+    if (std::find(calibration_parameters().begin(), calibration_parameters().end(), p) == calibration_parameters().end())
+      throw ConfigError("--fit", fmt::format("unknown parameter \"{}\"; valid are: {}", p, join_names(calibration_parameters())));
+  if (file.rows.empty()) throw ConfigError(file_name, "no measurement rows");
+  CalibrationResult result;
+  result.measurement_format = file.format;
+  result.base_preset = pick_base(file, options);
+  result.holdout = options.holdout;
+  result.select = options.select;
+  result.rows_in_file = static_cast<int>(file.rows.size());
+  const SoftwareCost base = *models::software_preset(result.base_preset);
+
+  const RowRules holdout = holdout_rules(options);
+  PreparedRows rows = prepare_rows(select_rows(file, file_name, options), holdout, file_name, options, result);
+  const std::set<std::string> fit = fittable(options, rows, file_name, result);
+  result.fitted = fit;
+  const auto candidates = segment_candidates(base, fit.count("segments") != 0);
+  const Fit best = search(rows.train, base, fit, candidates);
 
   result.latency_factor = best.lf;
   result.bandwidth_factor = best.bf;
@@ -474,11 +517,11 @@ CalibrationResult calibrate(const MeasurementFile& file, const std::string& file
   result.software.call_cost_s = best.c;
   const auto fitted = std::make_shared<const SoftwareCost>(result.software);
   const auto base_sw = std::make_shared<const SoftwareCost>(base);
-  for (std::size_t i = 0; i < all.size(); ++i) {
+  for (std::size_t i = 0; i < rows.all.size(); ++i) {
     auto& row = result.rows[i];
-    row.ideal_s = DEFAULT_CALL_S + closed_form(all[i], 1, 1, nullptr);
-    row.base_s = base.call_cost_s.value_or(DEFAULT_CALL_S) + closed_form(all[i], 1, 1, base_sw);
-    row.predicted_s = best.c + closed_form(all[i], best.lf, best.bf, fitted);
+    row.ideal_s = DEFAULT_CALL_S + closed_form(rows.all[i], 1, 1, nullptr);
+    row.base_s = base.call_cost_s.value_or(DEFAULT_CALL_S) + closed_form(rows.all[i], 1, 1, base_sw);
+    row.predicted_s = best.c + closed_form(rows.all[i], best.lf, best.bf, fitted);
   }
   return result;
 }

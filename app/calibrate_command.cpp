@@ -80,7 +80,9 @@ void CalibrateCommand::check_out() const {
   }
 }
 
-int CalibrateCommand::run(const std::vector<std::string>& argv) const {
+int CalibrateCommand::run(const Invocation& invocation) const {
+  const auto& argv = invocation.argv;
+
   check_out();  // before anything is fitted or printed
   analysis::CalibrationOptions options;
   options.base_software = software_;

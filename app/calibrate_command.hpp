@@ -4,6 +4,8 @@
 // scenario loads as "network": {"calibration": FILE} (docs/validation.md, "Calibration").
 #pragma once
 
+#include "app/command.hpp"
+
 #include "analysis/calibration.hpp"
 
 #include <CLI/CLI.hpp>
@@ -12,13 +14,13 @@
 
 namespace ddlsim::sim {
 
-class CalibrateCommand {
+class CalibrateCommand final : public Command {
  public:
   /// Adds the subcommand and its options to `app`.
   explicit CalibrateCommand(CLI::App& app);
-  [[nodiscard]] bool parsed() const { return command_->parsed(); }
+  [[nodiscard]] bool parsed() const override { return command_->parsed(); }
   /// Runs it; `argv` (the whole command line) is recorded in the snippet. Throws ConfigError on bad input.
-  int run(const std::vector<std::string>& argv) const;
+  [[nodiscard]] int run(const Invocation& invocation) const override;
 
  private:
   /// Refuses an --out that cannot take the snippet (empty, a directory, the measurements file, not a

@@ -59,7 +59,9 @@ CollectivesCommand::CollectivesCommand(CLI::App& app) {
   limits_.add_to(c, "comparisons");
 }
 
-int CollectivesCommand::run(const std::vector<std::string>& engine_args) const {
+int CollectivesCommand::run(const Invocation& invocation) const {
+  const auto& engine_args = invocation.engine_args;
+
   namespace units = ddlsim::units;
   CompareRequest req;
   // The scenario's ranges: platform.workers, platform.parameter_servers and seed.
@@ -114,7 +116,8 @@ int CollectivesCommand::run(const std::vector<std::string>& engine_args) const {
       continue;
     }
     // The range of the scenario's network.latency_factor and bandwidth_factor.
-    const double value = as_option(key, [&] { return flags.number(key, 1.0, 1e-9, 1e9); });
+    const double value = as_option(key, [&] { return flags.number(key, 1.0, MIN_MODEL_FACTOR, MAX_MODEL_FACTOR); });
+    if (key == "bandwidth-factor") check_bandwidth_factor(value, "--bandwidth-factor");
     (key == "latency-factor" ? req.network.latency_factor : req.network.bandwidth_factor) = value;
   }
   // Given, even empty, it must name a routing ("" is no default).

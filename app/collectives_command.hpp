@@ -6,6 +6,8 @@
 // (--max-time, --max-memory, --force, --estimate; docs/reliability.md, "Work estimate").
 #pragma once
 
+#include "app/command.hpp"
+
 #include "app/estimate_options.hpp"
 
 #include <CLI/CLI.hpp>
@@ -15,13 +17,13 @@
 
 namespace ddlsim::sim {
 
-class CollectivesCommand {
+class CollectivesCommand final : public Command {
  public:
   /// Adds the subcommand and its options to `app`.
   explicit CollectivesCommand(CLI::App& app);
-  [[nodiscard]] bool parsed() const { return command_->parsed(); }
+  [[nodiscard]] bool parsed() const override { return command_->parsed(); }
   /// Runs it with SimGrid's flags `engine_args`; returns the exit code. Throws ConfigError on bad input.
-  [[nodiscard]] int run(const std::vector<std::string>& engine_args) const;
+  [[nodiscard]] int run(const Invocation& invocation) const override;
 
  private:
   CLI::App* command_ = nullptr;

@@ -102,7 +102,9 @@ RunCommand::RunCommand(CLI::App& app) {
                      "--max-time limit");
 }
 
-int RunCommand::run(const std::vector<std::string>& engine_args) const {
+int RunCommand::run(const Invocation& invocation) const {
+  const auto& engine_args = invocation.engine_args;
+
   install_stop_handlers(StopMode::GRACEFUL);
   check_out_option(out_option_, out_dir_, "the scenario's output.dir");
   const Scenario scenario = load_scenario(scenario_file_, overrides_);

@@ -5,6 +5,8 @@
 // written, summary.json marked incomplete, and the exit code is 128 + the signal.
 #pragma once
 
+#include "app/command.hpp"
+
 #include "scenario/work_estimate.hpp"
 
 #include <CLI/CLI.hpp>
@@ -14,13 +16,13 @@
 
 namespace ddlsim::sim {
 
-class RunCommand {
+class RunCommand final : public Command {
  public:
   /// Adds the subcommand and its options to `app`.
   explicit RunCommand(CLI::App& app);
-  [[nodiscard]] bool parsed() const { return command_->parsed(); }
+  [[nodiscard]] bool parsed() const override { return command_->parsed(); }
   /// Runs it with SimGrid's flags `engine_args`; returns the exit code. Throws ConfigError on bad input.
-  [[nodiscard]] int run(const std::vector<std::string>& engine_args) const;
+  [[nodiscard]] int run(const Invocation& invocation) const override;
 
  private:
   CLI::App* command_ = nullptr;

@@ -3,6 +3,8 @@
 
 #include "models/collective.hpp"
 #include "models/error.hpp"
+#include "models/json_input.hpp"
+#include "models/units.hpp"
 #include "app/compare_estimate.hpp"
 #include "scenario/scenario.hpp"
 
@@ -79,6 +81,42 @@ json schedule_document(const ScheduleRequest& request) {
   doc["ranks"] = std::move(ranks);
   doc["latency_steps"] = std::move(latency_steps);
   return doc;
+}
+
+ScheduleCommand::ScheduleCommand(CLI::App& app) {
+  command_ = app.add_subcommand("schedule", "print every rank's point-to-point steps of one collective call as JSON");
+  command_->add_option("--algorithm,-a", request_.algorithm, "collective algorithm (ddlsim list)")->required();
+  command_->add_option("--workers,-n", request_.workers, "number of workers N")->required();
+  servers_option_ = command_->add_option("--servers", servers_,
+                                         "parameter servers S (ranks N..N+S-1); default 1 for ps-like algorithms, else 0");
+  command_->add_option("--bytes,-m", bytes_, "size M as the algorithm counts it: 1MiB, 64KiB, or a bare number of bytes")
+      ->required();
+  command_->add_option("--params", params_, "the algorithm's parameters as JSON, e.g. '{\"segments\": 2}'")
+      ->capture_default_str();
+  command_->add_option("--granularity", granularity_, "stepwise (every step) or pipelined (merged phases)")
+      ->capture_default_str();
+  command_->add_option("--bandwidth,-b", bandwidth_, "with --latency: a network for auto to pick by; adds analytic_time_s");
+  command_->add_option("--latency,-l", latency_, "with --bandwidth: the path latency");
+  limits_.add_to(command_, "schedules");
+}
+
+int ScheduleCommand::run(const Invocation&) const {
+  ScheduleRequest request = request_;
+  request.bytes = units::cli_bytes(bytes_, "--bytes");
+  if (servers_option_->count() > 0) request.servers = servers_;
+  request.params = parse_json_option(params_, "--params");
+  if (granularity_ != "stepwise" && granularity_ != "pipelined")
+    throw ConfigError("--granularity", fmt::format("expected stepwise or pipelined, got \"{}\"", granularity_));
+  request.pipelined = granularity_ == "pipelined";
+  if (!bandwidth_.empty()) request.bandwidth_Bps = units::cli_bandwidth_Bps(bandwidth_, "--bandwidth");
+  if (!latency_.empty()) request.latency_s = units::cli_latency_s(latency_, "--latency");
+  (void)limits_.limits();  // --max-time and --max-memory checked first
+  request.before_build = [this](const WorkEstimate& e) { limits_.apply(e); };
+  try {
+    fmt::print("{}\n", schedule_document(request).dump());
+  } catch (const EstimateOnly&) {
+  }
+  return 0;
 }
 
 }  // namespace ddlsim::sim

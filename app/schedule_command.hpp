@@ -5,9 +5,12 @@
 // the same transfers on a real network (tools/measure_collectives.py; docs/validation.md).
 #pragma once
 
+#include "app/command.hpp"
+#include "app/estimate_options.hpp"
 #include "models/json_reader.hpp"
 #include "scenario/work_estimate.hpp"
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <optional>
 #include <string>
@@ -40,5 +43,21 @@ struct ScheduleRequest {
 /// on bad input (an unknown algorithm, bad params, servers given to an algorithm without them,
 /// workers or servers beyond the scenario's 1,000,000).
 json schedule_document(const ScheduleRequest& request);
+
+/// `ddlsim schedule`: its options, then schedule_document printed as JSON.
+class ScheduleCommand final : public Command {
+ public:
+  explicit ScheduleCommand(CLI::App& app);
+  [[nodiscard]] bool parsed() const override { return command_->parsed(); }
+  [[nodiscard]] int run(const Invocation& invocation) const override;
+
+ private:
+  CLI::App* command_ = nullptr;
+  CLI::Option* servers_option_ = nullptr;
+  ScheduleRequest request_;
+  std::string bytes_, params_ = "{}", granularity_ = "stepwise", bandwidth_, latency_;
+  int servers_ = 0;
+  EstimateOptions limits_;
+};
 
 }  // namespace ddlsim::sim

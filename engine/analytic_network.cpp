@@ -125,13 +125,10 @@ AnalyticNetwork::AnalyticNetwork(const platforms::Topology& topology, const Netw
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     nominal_bandwidth_Bps_.push_back(g[e].bandwidth_Bps);
     nominal_latency_s_.push_back(g[e].latency_s);
-    // As at flow fidelity: a later trace that names a link replaces an earlier one's profile.
-    for (const auto& trace : network.link_traces) {
-      if (!trace.links.empty() && std::find(trace.links.begin(), trace.links.end(), g[e].name) == trace.links.end())
-        continue;
-      if (!trace.bandwidth_Bps.empty()) bandwidth_trace_[i] = EdgeTrace{&trace.bandwidth_Bps, trace.period_s};
-      if (!trace.latency_s.empty()) latency_trace_[i] = EdgeTrace{&trace.latency_s, trace.period_s};
-    }
+    // The same traces as at flow fidelity (link_trace_of, scenario/scenario.hpp).
+    const auto of = link_trace_of(network.link_traces, g[e].name);
+    if (of.bandwidth != nullptr) bandwidth_trace_[i] = EdgeTrace{&of.bandwidth->bandwidth_Bps, of.bandwidth->period_s};
+    if (of.latency != nullptr) latency_trace_[i] = EdgeTrace{&of.latency->latency_s, of.latency->period_s};
     ++i;
   }
   for (const auto& trace : network.link_traces) traces_.push_back(&trace);

@@ -34,7 +34,7 @@ void configure_network(sg4::Engine& engine, const NetworkSpec& net) {
   // > 0: a parameter server's pulls over heterogeneous links completed faster
   // than their links allow (tests/sim/correctness_test.cpp). "Full" recomputes
   // every action's share at every event and is exact; measured at most ~17 %
-  // slower on our flow scenarios (docs/architecture.md).
+  // slower on our flow scenarios (docs/engine.md, "Exact flow updates").
   engine.set_config("network/optim:Full");
   // No TCP window: CM02 bounds a flow's rate by min(its user rate, gamma / (2 latency)), and
   // gamma = 0 would make that bound 0, which LMM reads as "no bound" -- dropping the rate caps

@@ -145,11 +145,6 @@ class FiberRuntime final : public LazyRuntime {
       unsupported("a parameter-server or subgroup request");
     ctx_.workers[static_cast<std::size_t>(slot_)].analytic_pending.push_back(queued(request));
   }
-  models::CommHandle isend(int, double, int, std::int64_t) override { unsupported("isend"); }
-  models::CommHandle irecv(int, int) override { unsupported("irecv"); }
-  models::CommHandle put(int, double, int, std::int64_t) override { unsupported("put"); }
-  models::Message wait(models::CommHandle) override { unsupported("wait"); }
-  std::optional<models::Message> latest(int, int) override { unsupported("latest"); }
 
   void finish() { flush(); }
 

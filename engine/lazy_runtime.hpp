@@ -105,13 +105,9 @@ class LazyRuntime : public models::Runtime {
     ctx_.end_record(slot_, iteration);
   }
 
-  [[nodiscard]] const models::LogicalGraph* graph() const override { return ctx_.graph.get(); }
   void record_events(std::int64_t sent, std::int64_t possible) override {
     current().events_sent = sent;
     current().events_possible = possible;
-  }
-  void record_neighbour_staleness(std::int64_t iterations) override {
-    ctx_.result.neighbour_staleness.add(iterations);
   }
 
  protected:

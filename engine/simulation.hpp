@@ -98,14 +98,6 @@ struct RunOptions {
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
                           const RunOptions& options = {});
 
-/// Per bucket under the scenario's compressor: the bytes its collective carries (a gathering
-/// compressor's all-gather: every worker's wire bytes), encode and decode seconds (a gathered
-/// bucket decodes every worker's encoding). Empty without a compressor.
-std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const std::vector<models::Bucket>& buckets);
-/// The same for compressor `comp` (adaptive compression: the scenario's at one candidate ratio).
-std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const models::Compressor& comp,
-                                                        const std::vector<models::Bucket>& buckets);
-
 /// The alpha (worst host-to-host path latency from worker 0) and beta (inverse
 /// of the slowest link's bandwidth) used by analytic fidelity; on a platform of
 /// multi-GPU nodes (Topology::gpus_per_node > 0) also the intra-node pair `local`:

@@ -11,10 +11,16 @@ namespace ddlsim::sim::detail {
 namespace {
 
 /// The worker-side Runtime on SimGrid: the compute actor, its communication stream and its
-/// point-to-point operations (flows at every fidelity).
-class SimRuntime final : public LazyRuntime {
+/// point-to-point operations (the PeerComm; flows at every fidelity).
+class SimRuntime final : public LazyRuntime, public models::PeerComm {
  public:
   SimRuntime(Context& ctx, int rank) : LazyRuntime(ctx, rank), p2p_(ctx, rank) {}
+
+  [[nodiscard]] int rank() const override { return rank_; }
+  [[nodiscard]] const models::LogicalGraph* graph() const override { return ctx_.graph.get(); }
+  void record_neighbour_staleness(std::int64_t iterations) override {
+    ctx_.result.neighbour_staleness.add(iterations);
+  }
 
   void submit(const models::CommRequest& request) override {
     auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];
@@ -102,7 +108,7 @@ class SimRuntime final : public LazyRuntime {
 
 void run_worker(Context& ctx, int rank, const models::SyncModel& sync) {
   SimRuntime runtime(ctx, rank);
-  sync.run_worker(runtime, ctx.plan);
+  sync.run_peer_worker(runtime, runtime, ctx.plan);
   runtime.finish();
 }
 

@@ -18,7 +18,7 @@
 // servers (only parameter-server algorithms use servers).
 //
 // Byte counts are doubles: fractional bytes are carried exactly in the model
-// and quantised once by sim/ (see docs/architecture.md).
+// and quantised once by engine/ (docs/engine.md, "Fractional bytes").
 #pragma once
 
 #include "models/rank_steps.hpp"

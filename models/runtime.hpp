@@ -81,7 +81,24 @@ class Runtime {
   virtual void iteration_begin(int iteration) = 0;
   virtual void iteration_end(int iteration) = 0;
 
-  // ---- point to point (outside the communication stream; flows at every fidelity) ----
+  /// Which of the plan's compression variants iteration `iteration` runs (adaptive compression:
+  /// the candidate ratio the controller chose); -1: plan.compression. Called once per iteration,
+  /// in order, before its compute.
+  virtual int compression_variant(int /*iteration*/) { return -1; }
+  /// Event-driven models (SyncModel::events_unit): of `possible` messages this iteration could
+  /// have sent under the always-send baseline, `sent` were sent. Called once per iteration.
+  virtual void record_events(std::int64_t /*sent*/, std::int64_t /*possible*/) {}
+};
+
+/// Point to point between workers, outside the communication stream (flows at every fidelity):
+/// what a decentralised model needs beyond Runtime (SyncModel::run_peer_worker). The SimGrid engine
+/// gives one; the analytic fiber lane has none, and the run plan (scenario/run_plan.hpp) never
+/// gives it a model that exchanges point to point.
+class PeerComm {
+ public:
+  virtual ~PeerComm() = default;
+  /// This worker's rank (Runtime::rank).
+  [[nodiscard]] virtual int rank() const = 0;
   /// Two-sided send of `bytes` to worker `peer`, matched by (source, destination, tag) in order.
   virtual CommHandle isend(int peer, double bytes, int tag, std::int64_t version) = 0;
   /// Two-sided receive of the next message from worker `peer` with `tag`.
@@ -97,13 +114,6 @@ class Runtime {
   [[nodiscard]] virtual const LogicalGraph* graph() const = 0;
   /// Records how many iterations old a neighbour's model was when it was averaged in.
   virtual void record_neighbour_staleness(std::int64_t iterations) = 0;
-  /// Which of the plan's compression variants iteration `iteration` runs (adaptive compression:
-  /// the candidate ratio the controller chose); -1: plan.compression. Called once per iteration,
-  /// in order, before its compute.
-  virtual int compression_variant(int /*iteration*/) { return -1; }
-  /// Event-driven models (SyncModel::events_unit): of `possible` messages this iteration could
-  /// have sent under the always-send baseline, `sent` were sent. Called once per iteration.
-  virtual void record_events(std::int64_t /*sent*/, std::int64_t /*possible*/) {}
 
   // Conveniences on top of the above.
   void send(int peer, double bytes, int tag, std::int64_t version) { wait(isend(peer, bytes, tag, version)); }

@@ -30,12 +30,18 @@ void Runtime::compute_layers(const std::vector<Layer>& layers, std::size_t first
     for (std::size_t k = last; k-- > first;) compute(layers[k].backward_s, phase, layers[k].name);
 }
 
-std::vector<int> Runtime::out_peers(int round) const {
+void SyncModel::run_worker(Runtime& rt, const TrainingPlan&) const {
+  throw std::logic_error(fmt::format("worker {}: this sync model exchanges point to point and runs only on an engine "
+                                     "that gives it a PeerComm (SyncModel::run_peer_worker)",
+                                     rt.rank()));
+}
+
+std::vector<int> PeerComm::out_peers(int round) const {
   const auto* g = graph();
   return g != nullptr ? g->out_peers(rank(), round) : std::vector<int>{};
 }
 
-std::vector<int> Runtime::in_peers(int round) const {
+std::vector<int> PeerComm::in_peers(int round) const {
   const auto* g = graph();
   return g != nullptr ? g->in_peers(rank(), round) : std::vector<int>{};
 }

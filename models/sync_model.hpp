@@ -99,8 +99,14 @@ struct SyncTraits {
 class SyncModel {
  public:
   virtual ~SyncModel() = default;
-  /// The worker loop of one rank for `plan.iterations` iterations.
-  virtual void run_worker(Runtime& runtime, const TrainingPlan& plan) const = 0;
+  /// The worker loop of one rank for `plan.iterations` iterations, on any engine. A model that
+  /// exchanges point to point implements run_peer_worker instead (its run_worker refuses).
+  virtual void run_worker(Runtime& runtime, const TrainingPlan& plan) const;
+  /// The worker loop of a model that also exchanges point to point with its peers (gossip,
+  /// event-triggered): only an engine that has a PeerComm calls it. By default run_worker.
+  virtual void run_peer_worker(Runtime& runtime, PeerComm& /*peers*/, const TrainingPlan& plan) const {
+    run_worker(runtime, plan);
+  }
   /// What the model does, as one value (SyncTraits): asked by the loader, the run plan and the engine.
   [[nodiscard]] virtual SyncTraits traits() const { return {}; }
   /// The server loop; returns after serving every push (see expected_pushes).

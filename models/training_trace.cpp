@@ -15,21 +15,25 @@ TraceAlgorithm read_algorithm(ObjectReader& a) {
   TraceAlgorithm out;
   out.settings = a.raw();
   (void)a.require("name");
-  out.name = a.choice("name", {"event_triggered", "ordered_gradients", "selective_sync", "none"}, "");
-  if (out.name == "event_triggered") {
-    out.trigger.adaptive = a.choice("threshold", {"constant", "adaptive"}, "adaptive") == "adaptive";
-    if (out.trigger.adaptive) out.trigger.horizon = a.number("horizon", 1, 0, 1e6);
-    else out.trigger.value = a.number("value", 0, 0, MAX_NORM);
-    out.trigger.initial_comm_passes = static_cast<int>(a.integer("initial_comm_passes", 30, 0, 1'000'000'000));
-  } else if (out.name == "ordered_gradients") {
-    out.m = static_cast<int>(a.required_integer("m", 1, 1'000'000));
-  } else if (out.name == "selective_sync") {
-    (void)a.require("delta");
-    out.delta = a.number("delta", 0, 0, 1e6);
-  }
-  a.finish();
+  auto& rules = TraceRuleRegistry::instance();
+  out.name = a.choice("name", rules.names(), "");
+  // The rule reads its settings beside "name" (and "name" itself, so that the valid keys list it).
+  out.rule = rules.create(out.name, a.raw(), a.path_of("name"), a.path(), "trace algorithm");
+  out.rule->describe(out);
   return out;
 }
+
+/// "none": every gradient averaged every iteration.
+class EveryGradientRule final : public TraceRule {
+ public:
+  void describe(TraceAlgorithm&) const override {}
+  void check(const TrainingTrace& t, const std::string&, const TraceMismatch& mismatch) const override {
+    for (int k = 0; k < t.iterations; ++k)
+      for (int w = 0; w < t.workers; ++w)
+        for (int i = 0; i < t.tensor_count(); ++i)
+          if (!t.sent(k, w, i)) mismatch(k, w, i, true);
+  }
+};
 
 /// Reads a K x N x T array of numbers (or 0/1 flags) into `out`, row-major.
 template <typename T>
@@ -143,47 +147,13 @@ double TrainingTrace::total_grad_norm(int k, int w) const {
 }
 
 void TrainingTrace::check_rule(const std::string& path) const {
-  const int T = tensor_count();
   const auto mismatch = [&](int k, int w, int i, bool rule) {
     throw ConfigError(fmt::format("{}/sent/{}/{}/{}", path, k, w, i),
                       fmt::format("the {} rule with the recorded settings gives {} here (iteration {}, worker {}, tensor "
                                   "\"{}\"), the trace records {}; the trace's decisions do not follow its algorithm",
                                   algorithm.name, rule ? 1 : 0, k, w, tensors[static_cast<std::size_t>(i)].name, rule ? 0 : 1));
   };
-  const auto& a = algorithm;
-  if (a.name == "event_triggered") {
-    for (int w = 0; w < workers; ++w)
-      for (int i = 0; i < T; ++i) {
-        EventTrigger trig(a.trigger);
-        for (int k = 0; k < iterations; ++k)
-          if (const bool fire = trig.step(k + 1, param_norm(k, w, i)); fire != sent(k, w, i)) mismatch(k, w, i, fire);
-      }
-  } else if (a.name == "ordered_gradients") {
-    if (a.m > workers)
-      throw ConfigError(path + "/algorithm/m", fmt::format("m = {} exceeds the trace's {} workers", a.m, workers));
-    std::vector<double> g(static_cast<std::size_t>(workers));
-    for (int k = 0; k < iterations; ++k) {
-      for (int w = 0; w < workers; ++w) g[static_cast<std::size_t>(w)] = total_grad_norm(k, w);
-      const auto sel = ordered_selection(g, a.m);
-      for (int w = 0; w < workers; ++w)
-        for (int i = 0; i < T; ++i)
-          if ((sel[static_cast<std::size_t>(w)] != 0) != sent(k, w, i)) mismatch(k, w, i, sel[static_cast<std::size_t>(w)] != 0);
-    }
-  } else if (a.name == "selective_sync") {
-    for (int w = 0; w < workers; ++w) {
-      SelSyncTrigger trig(a.delta);
-      for (int k = 0; k < iterations; ++k) {
-        const bool flag = trig.step(total_grad_norm(k, w));
-        for (int i = 0; i < T; ++i)
-          if (flag != sent(k, w, i)) mismatch(k, w, i, flag);
-      }
-    }
-  } else {  // none: every gradient averaged
-    for (int k = 0; k < iterations; ++k)
-      for (int w = 0; w < workers; ++w)
-        for (int i = 0; i < T; ++i)
-          if (!sent(k, w, i)) mismatch(k, w, i, true);
-  }
+  algorithm.rule->check(*this, path, mismatch);
 }
 
 json TrainingTrace::describe() const {
@@ -198,3 +168,9 @@ json TrainingTrace::describe() const {
 }
 
 }  // namespace ddlsim::models
+
+DDLSIM_REGISTER(ddlsim::models::TraceRule, "none", "every gradient averaged every iteration",
+                [](ddlsim::ObjectReader& a) {
+                  (void)a.require("name");
+                  return std::make_unique<ddlsim::models::EveryGradientRule>();
+                })

@@ -6,9 +6,12 @@
 #pragma once
 
 #include "models/json_reader.hpp"
+#include "models/registry.hpp"
 #include "models/trigger_rules.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,12 +28,15 @@ struct TraceEpoch {
   double train_loss = 0, train_accuracy = 0, test_loss = 0, test_accuracy = 0;
 };
 
+class TraceRule;
+
 struct TraceAlgorithm {
-  std::string name;               // event_triggered | ordered_gradients | selective_sync | none
+  std::string name;               // a registered TraceRule: event_triggered | ordered_gradients | selective_sync | none
   EventTriggerSettings trigger;   // event_triggered
   int m = 0;                      // ordered_gradients
   double delta = 0;               // selective_sync
   json settings;                  // as recorded
+  std::shared_ptr<const TraceRule> rule;  // the rule `name` registers
 };
 
 class TrainingTrace {
@@ -73,5 +79,25 @@ class TrainingTrace {
   std::vector<double> param_norm_, grad_norm_;
   std::vector<char> sent_;
 };
+
+/// Where a trace's decision differs from its rule: iteration k, worker w, tensor i, and what the rule
+/// gives there.
+using TraceMismatch = std::function<void(int k, int w, int i, bool rule)>;
+
+/// A training trace's decision rule (docs/traces.md), named by the trace's "algorithm": built from
+/// that object (its "name" and the settings beside it), then re-applied to the recorded norms when
+/// the trace is loaded. Each event-driven sync model registers its own in its file
+/// (models/sync/event_triggered.cpp, ordered_gradients.cpp, selective_sync.cpp); "none", every
+/// gradient averaged, is in models/training_trace.cpp.
+class TraceRule {
+ public:
+  virtual ~TraceRule() = default;
+  /// Puts the rule's settings where the sync models read them (TraceAlgorithm::trigger, m, delta).
+  virtual void describe(TraceAlgorithm& algorithm) const = 0;
+  /// Calls `mismatch` at the first decision of `trace` the rule does not give; throws ConfigError
+  /// under `path` for settings the trace's shape rules out.
+  virtual void check(const TrainingTrace& trace, const std::string& path, const TraceMismatch& mismatch) const = 0;
+};
+using TraceRuleRegistry = Registry<TraceRule>;
 
 }  // namespace ddlsim::models

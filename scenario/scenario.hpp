@@ -59,6 +59,22 @@ inline constexpr double MIN_TRACE_PERIOD_S = 1e-3;
 void check_link_ranges(const platforms::Topology& topo, const std::string& path);
 /// Reads "network.link_traces" against the platform's link names (scenario/scenario_link_traces.cpp).
 std::vector<LinkTrace> read_link_traces(const json& value, const std::string& path, const platforms::Topology& topo);
+/// The traces that set one link's bandwidth and latency (null: none). A later entry that names the
+/// link (or every link) replaces an earlier one's series: SimGrid takes one profile per link and
+/// property, and analytic fidelity follows the same rule (the one place it is written).
+struct LinkTraceOf {
+  const LinkTrace* bandwidth = nullptr;
+  const LinkTrace* latency = nullptr;
+};
+LinkTraceOf link_trace_of(const std::vector<LinkTrace>& traces, const std::string& link_name);
+
+/// The calibrated model's factors (network.latency_factor, network.bandwidth_factor; `ddlsim
+/// collectives --latency-factor/--bandwidth-factor`): each in [MIN_MODEL_FACTOR, MAX_MODEL_FACTOR],
+/// and the bandwidth factor at most 1 (check_bandwidth_factor): the one rule for every command.
+inline constexpr double MIN_MODEL_FACTOR = 1e-9;
+inline constexpr double MAX_MODEL_FACTOR = 1e9;
+/// Throws ConfigError at `path` for a bandwidth factor above 1 (no model may beat the wire).
+void check_bandwidth_factor(double factor, const std::string& path);
 
 /// The largest fixed cost per collective call accepted (1 s: real ones are microseconds to milliseconds).
 inline constexpr double MAX_CALL_COST_S = 1.0;

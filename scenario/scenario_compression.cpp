@@ -2,6 +2,7 @@
 #include "models/artopk_choice.hpp"
 #include "models/compressor.hpp"
 #include "models/dependent_rounds.hpp"
+#include "models/gathered_auto.hpp"
 #include "scenario/scenario.hpp"
 
 #include <algorithm>
@@ -16,111 +17,6 @@ namespace {
 
 constexpr const char* TABLES = "scenarios/compressor_costs/cpu_this_machine.json (measured on this project's "
                                "development CPU) or v100_gravac.json (published V100 numbers: topk, dgc, randomk)";
-
-/// "auto" under a gathering compressor: per call, the all-gather with the smallest closed form.
-class CheapestAllgather final : public models::Collective {
- public:
-  explicit CheapestAllgather(std::vector<std::pair<std::string, std::unique_ptr<models::Collective>>> candidates)
-      : candidates_(std::move(candidates)) {}
-  [[nodiscard]] std::string operation() const override { return "allgather"; }
-  [[nodiscard]] double analytic_time_s(const models::CollectiveGroup& g, double bytes,
-                                       const models::AlphaBeta& ab) const override {
-    return best(g, bytes, ab).second->analytic_time_s(g, bytes, ab);
-  }
-  [[nodiscard]] std::vector<models::RankStep> rank_schedule(int rank, const models::CollectiveGroup& g,
-                                                            double bytes) const override {
-    return candidates_.front().second->rank_schedule(rank, g, bytes);  // never run: resolve() picks first
-  }
-  [[nodiscard]] const models::Collective& resolve(const models::CollectiveGroup& g, double bytes,
-                                                  const models::AlphaBeta& ab) const override {
-    return *best(g, bytes, ab).second;
-  }
-  [[nodiscard]] std::string resolved_name(const models::CollectiveGroup& g, double bytes,
-                                          const models::AlphaBeta& ab) const override {
-    return best(g, bytes, ab).first;
-  }
-  [[nodiscard]] std::optional<models::CollectiveChoice> choice(const models::CollectiveGroup& g, double bytes,
-                                                               const models::AlphaBeta& ab) const override {
-    const auto& b = best(g, bytes, ab);
-    return models::CollectiveChoice{b.first, b.second->analytic_time_s(g, bytes, ab), "closed form (all-gathers)"};
-  }
-
- private:
-  [[nodiscard]] const std::pair<std::string, std::unique_ptr<models::Collective>>& best(
-      const models::CollectiveGroup& g, double bytes, const models::AlphaBeta& ab) const {
-    const auto* out = &candidates_.front();
-    for (const auto& c : candidates_)
-      if (c.second->analytic_time_s(g, bytes, ab) < out->second->analytic_time_s(g, bytes, ab)) out = &c;
-    return *out;
-  }
-  std::vector<std::pair<std::string, std::unique_ptr<models::Collective>>> candidates_;
-};
-
-/// The all-gather alternative to AR-Topk, called with M_c: every worker's values and indices,
-/// 2 M_c each, 2 N M_c in all, by Bruck's all-gather (the seed's alpha log N + 2(N-1) M_c beta).
-class ArtopkAllgather final : public models::Collective {
- public:
-  ArtopkAllgather() : bruck_(models::CollectiveRegistry::instance().create("bruck_allgather", json::object(), "", "", "")) {}
-  [[nodiscard]] std::string operation() const override { return "artopk"; }
-  [[nodiscard]] double analytic_time_s(const models::CollectiveGroup& g, double mc, const models::AlphaBeta& ab) const override {
-    return bruck_->analytic_time_s(g, 2 * g.workers * mc, ab);
-  }
-  [[nodiscard]] std::vector<models::RankStep> rank_schedule(int rank, const models::CollectiveGroup& g,
-                                                            double mc) const override {
-    return bruck_->rank_schedule(rank, g, 2 * g.workers * mc);
-  }
-  [[nodiscard]] std::vector<models::RankStep> rank_phases(int rank, const models::CollectiveGroup& g,
-                                                          double mc) const override {
-    return bruck_->rank_phases(rank, g, 2 * g.workers * mc);
-  }
-
- private:
-  std::unique_ptr<models::Collective> bruck_;
-};
-
-/// "auto" under AR-Topk: per call, the seed's alpha-beta inequalities pick AR-Topk over a ring,
-/// over a tree, or the all-gather of every worker's top-k (models/artopk_choice.hpp).
-class ArtopkAuto final : public models::Collective {
- public:
-  ArtopkAuto() {
-    auto& r = models::CollectiveRegistry::instance();
-    ring_ = r.create("artopk_ring", json::object(), "", "", "");
-    tree_ = r.create("artopk_tree", json::object(), "", "", "");
-  }
-  [[nodiscard]] std::string operation() const override { return "artopk"; }
-  [[nodiscard]] double analytic_time_s(const models::CollectiveGroup& g, double mc, const models::AlphaBeta& ab) const override {
-    return resolve(g, mc, ab).analytic_time_s(g, mc, ab);
-  }
-  [[nodiscard]] std::vector<models::RankStep> rank_schedule(int rank, const models::CollectiveGroup& g,
-                                                            double mc) const override {
-    return ring_->rank_schedule(rank, g, mc);  // never run: resolve() picks first
-  }
-  [[nodiscard]] const models::Collective& resolve(const models::CollectiveGroup& g, double mc,
-                                                  const models::AlphaBeta& ab) const override {
-    switch (models::choose_artopk(g.workers, ab.alpha_s, ab.beta_s_per_byte, mc).fastest) {
-      case models::ArtopkCollective::ARTOPK_RING: return *ring_;
-      case models::ArtopkCollective::ARTOPK_TREE: return *tree_;
-      case models::ArtopkCollective::ALLGATHER: return allgather_;
-    }
-    return *ring_;
-  }
-  [[nodiscard]] std::string resolved_name(const models::CollectiveGroup& g, double mc,
-                                          const models::AlphaBeta& ab) const override {
-    return to_string(models::choose_artopk(g.workers, ab.alpha_s, ab.beta_s_per_byte, mc).fastest);
-  }
-  [[nodiscard]] std::optional<models::CollectiveChoice> choice(const models::CollectiveGroup& g, double mc,
-                                                               const models::AlphaBeta& ab) const override {
-    const auto c = models::choose_artopk(g.workers, ab.alpha_s, ab.beta_s_per_byte, mc);
-    const double t = c.fastest == models::ArtopkCollective::ARTOPK_RING   ? c.costs.artopk_ring_s
-                     : c.fastest == models::ArtopkCollective::ARTOPK_TREE ? c.costs.artopk_tree_s
-                                                                          : c.costs.allgather_s;
-    return models::CollectiveChoice{to_string(c.fastest), t, "seed 002's alpha-beta inequalities"};
-  }
-
- private:
-  std::unique_ptr<models::Collective> ring_, tree_;
-  ArtopkAllgather allgather_;
-};
 
 models::CostTerms read_terms(ObjectReader r) {
   models::CostTerms t;
@@ -303,7 +199,7 @@ void check_compression(Scenario& s) {
   const auto& coll = *s.training.collective_algorithm;
   if (aggregation == models::Aggregation::ARTOPK) {
     if (s.training.collective.name == "auto")
-      s.training.collective_algorithm = std::make_shared<ArtopkAuto>();
+      s.training.collective_algorithm = std::shared_ptr<models::Collective>(models::make_artopk_auto());
     else if (coll.operation() != "artopk")
       throw ConfigError("/training/collective/name",
                         fmt::format("compressor \"artopk\" broadcasts one worker's top-k indices and all-reduces the "
@@ -323,7 +219,7 @@ void check_compression(Scenario& s) {
       std::vector<std::pair<std::string, std::unique_ptr<models::Collective>>> candidates;
       for (const auto& n : valid)
         candidates.emplace_back(n, models::CollectiveRegistry::instance().create(n, json::object(), "", "", "collective"));
-      s.training.collective_algorithm = std::make_shared<CheapestAllgather>(std::move(candidates));
+      s.training.collective_algorithm = std::shared_ptr<models::Collective>(models::make_cheapest_allgather(std::move(candidates)));
     } else if (!gathers(coll)) {
       throw ConfigError("/training/collective/name",
                         fmt::format("compressor \"{}\" sends every worker's own encoding ({}), which cannot be summed "

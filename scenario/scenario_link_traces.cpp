@@ -8,6 +8,7 @@
 
 #include "models/units.hpp"
 
+#include <algorithm>
 #include <boost/graph/graph_traits.hpp>
 #include <fmt/format.h>
 #include <set>
@@ -82,6 +83,17 @@ std::vector<LinkTrace> read_link_traces(const json& value, const std::string& pa
     out.push_back(std::move(trace));
   }
   return out;
+}
+
+LinkTraceOf link_trace_of(const std::vector<LinkTrace>& traces, const std::string& link_name) {
+  LinkTraceOf of;
+  for (const auto& trace : traces) {
+    if (!trace.links.empty() && std::find(trace.links.begin(), trace.links.end(), link_name) == trace.links.end())
+      continue;
+    if (!trace.bandwidth_Bps.empty()) of.bandwidth = &trace;
+    if (!trace.latency_s.empty()) of.latency = &trace;
+  }
+  return of;
 }
 
 }  // namespace ddlsim::sim

@@ -77,59 +77,88 @@ CallShape collective_call_shape(const models::Collective& algo, int rank, const 
   return shape;
 }
 
-WorkEstimate estimate_work(const WorkPlan& w) {
+namespace {
+
+/// The counts the estimate is made of.
+struct RunCounts {
+  double n = 0, servers = 0, hosts = 0, links = 0, layers = 0, buckets = 0, inflight = 0, actors = 0, iterations = 0;
+  double calls = 0;       // runtime calls per worker and iteration
+  double simulated = 0;   // workers simulated one by one
+  bool fibers = false;    // the fiber lane runs it
+  bool classes = false;   // one worker per class of identical workers
+  std::string workers_path;
+};
+
+RunCounts count_run(const WorkPlan& w) {
+  const Scenario& s = w.scenario;
+  const auto& topo = s.platform.graph;
+  RunCounts c;
+  c.n = s.platform.workers;
+  c.servers = s.platform.parameter_servers;
+  c.hosts = static_cast<double>(topo.workers.size() + topo.servers.size());
+  c.links = static_cast<double>(boost::num_edges(topo.graph));
+  c.layers = static_cast<double>(w.plan.profile->layers.size());
+  c.buckets = static_cast<double>(w.plan.buckets.size());
+  c.inflight = s.training.bucketing.max_inflight;
+  c.actors = c.n * (1 + c.inflight) + 2 * c.servers;
+  c.iterations = s.workload.iterations;
+  c.workers_path = c.servers > c.n ? "/platform/parameter_servers" : "/platform/workers";
+  // The fiber lane simulates `simulated` workers (one per class of identical workers where it can).
+  c.fibers = detail::fiber_lane_applies(s);
+  const auto classes = c.fibers && !w.every_worker ? detail::worker_partition(s) : std::nullopt;
+  c.classes = classes.has_value();
+  c.simulated = classes ? static_cast<double>(classes->simulated.size()) : c.n;
+  c.calls = 2 * c.layers + 2 * c.buckets + 6;
+  return c;
+}
+
+/// Set-up: the platform and the actors (the fiber lane: the graph and the fibers), the profile.
+void add_setup_terms(const WorkPlan& w, const RunCounts& c, WorkEstimate& e) {
+  const Scenario& s = w.scenario;
+  const auto& topo = s.platform.graph;
+  const double degree = 2 * c.links / std::max(1.0, static_cast<double>(boost::num_vertices(topo.graph)));
+  if (c.fibers) {
+    e.terms.push_back({"platform graph and fibers", c.workers_path, (c.hosts + c.links) * FIBER_GRAPH_ELEMENT_S,
+                       (c.hosts + c.links) * FIBER_GRAPH_ELEMENT_MEMORY + c.simulated * FIBER_MEMORY});
+  } else {
+    e.terms.push_back({"platform hosts and actors", c.workers_path, c.hosts * HOST_S + c.actors * ACTOR_S,
+                       c.hosts * HOST_MEMORY + c.actors * ACTOR_MEMORY});
+    e.terms.push_back({"platform links", "/platform/topology", c.links * (LINK_S + degree * LINK_DEGREE_S),
+                       c.links * LINK_MEMORY});
+  }
+  e.terms.push_back({"profile layers", layers_path(s), c.layers * LAYER_S, c.layers * LAYER_MEMORY});
+  for (const auto& t : e.terms) e.setup_s += t.wall_s;
+}
+
+/// Per iteration: every worker's trace replay.
+void add_replay_terms(const WorkPlan& w, const RunCounts& c, std::vector<WorkTerm>& per_iteration) {
+  const Scenario& s = w.scenario;
+  if (c.fibers) {
+    per_iteration.push_back({"trace replay and analytic collectives", layers_path(s),
+                             c.simulated * (FIBER_WORKER_ITERATION_S + c.buckets * ANALYTIC_COLLECTIVE_S), 0});
+    if (c.classes)
+      per_iteration.push_back(
+          {"records of the workers not simulated", c.workers_path, (c.n - c.simulated) * COPIED_RECORD_S, 0});
+    if (s.output.iterations_csv)
+      per_iteration.push_back({"iterations.csv", "/output/iterations_csv", c.n * FIBER_CSV_ROW_S, 0});
+  } else {
+    per_iteration.push_back(
+        {"trace replay", layers_path(s), c.n * (WORKER_ITERATION_S + c.calls * COMPUTE_CALL_S), 0});
+  }
+}
+
+/// Per iteration: the communication (collectives, subgroup flags, parameter servers, point to
+/// point); adds the engine events and flows it makes.
+void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<WorkTerm>& per_iteration,
+                             double& events, double& flows) {
   const Scenario& s = w.scenario;
   const auto& sync = *s.training.sync_model;
-  const auto& topo = s.platform.graph;
-  WorkEstimate e;
-  e.iterations = s.workload.iterations;
-  const double n = s.platform.workers, servers = s.platform.parameter_servers;
-  const double hosts = static_cast<double>(topo.workers.size() + topo.servers.size());
-  const double links = static_cast<double>(boost::num_edges(topo.graph));
-  const double layers = static_cast<double>(w.plan.profile->layers.size());
-  const double buckets = static_cast<double>(w.plan.buckets.size());
-  const double inflight = s.training.bucketing.max_inflight;
-  const double actors = n * (1 + inflight) + 2 * servers;
-  const double iterations = e.iterations;
-  const std::string workers_path = servers > n ? "/platform/parameter_servers" : "/platform/workers";
-  // The fiber lane simulates `simulated` workers (one per class of identical workers where it can).
-  const bool fibers = detail::fiber_lane_applies(s);
-  const auto classes = fibers && !w.every_worker ? detail::worker_partition(s) : std::nullopt;
-  const double simulated = classes ? static_cast<double>(classes->simulated.size()) : n;
-  e.simulated_workers = simulated;
-
-  // Set-up: the platform and the actors (the fiber lane: the graph and the fibers).
-  const double degree = 2 * links / std::max(1.0, static_cast<double>(boost::num_vertices(topo.graph)));
-  if (fibers) {
-    e.terms.push_back({"platform graph and fibers", workers_path, (hosts + links) * FIBER_GRAPH_ELEMENT_S,
-                       (hosts + links) * FIBER_GRAPH_ELEMENT_MEMORY + simulated * FIBER_MEMORY});
-  } else {
-    e.terms.push_back({"platform hosts and actors", workers_path, hosts * HOST_S + actors * ACTOR_S,
-                       hosts * HOST_MEMORY + actors * ACTOR_MEMORY});
-    e.terms.push_back({"platform links", "/platform/topology", links * (LINK_S + degree * LINK_DEGREE_S),
-                       links * LINK_MEMORY});
-  }
-  e.terms.push_back({"profile layers", layers_path(s), layers * LAYER_S, layers * LAYER_MEMORY});
-  for (const auto& t : e.terms) e.setup_s += t.wall_s;
-
-  // Per iteration: every worker's trace replay, then its communication.
-  const double calls = 2 * layers + 2 * buckets + 6;
-  std::vector<WorkTerm> per_iteration;
-  if (fibers) {
-    per_iteration.push_back({"trace replay and analytic collectives", layers_path(s),
-                             simulated * (FIBER_WORKER_ITERATION_S + buckets * ANALYTIC_COLLECTIVE_S), 0});
-    if (classes)
-      per_iteration.push_back({"records of the workers not simulated", workers_path, (n - simulated) * COPIED_RECORD_S, 0});
-    if (s.output.iterations_csv) per_iteration.push_back({"iterations.csv", "/output/iterations_csv", n * FIBER_CSV_ROW_S, 0});
-  } else {
-    per_iteration.push_back({"trace replay", layers_path(s), n * (WORKER_ITERATION_S + calls * COMPUTE_CALL_S), 0});
-  }
-  double events = simulated * calls, flows = 0;
+  const double n = c.n;
   if (sync.traits().uses_collective) {
     if (s.network.fidelity == Fidelity::ANALYTIC) {
-      if (!fibers)
-        per_iteration.push_back({"analytic collectives", collective_path(s), n * buckets * ANALYTIC_COLLECTIVE_S, 0});
-      events += simulated * buckets;
+      if (!c.fibers)
+        per_iteration.push_back({"analytic collectives", collective_path(s), n * c.buckets * ANALYTIC_COLLECTIVE_S, 0});
+      events += c.simulated * c.buckets;
     } else {
       std::map<double, CallShape> shapes;  // by bucket bytes
       double sends = 0, held = 0, shared = 0, widest = 0;
@@ -146,7 +175,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
       // While a call runs, every rank holds its schedule and its widest step's flows.
       per_iteration.push_back(
           {"collective flows", collective_path(s), call_flows * FLOW_S + n * shared * STEP_SHARED_FLOW_S,
-           n * inflight * (held * static_cast<double>(sizeof(models::RankStep)) + widest * FLOW_MEMORY)});
+           n * c.inflight * (held * static_cast<double>(sizeof(models::RankStep)) + widest * FLOW_MEMORY)});
       flows += call_flows;
     }
   }
@@ -165,81 +194,105 @@ WorkEstimate estimate_work(const WorkPlan& w) {
   if (sync.traits().uses_servers) {
     // A shard of every bucket to every server and back; the flows into one server share its
     // link, and each start and end re-shares the bandwidth among all of them.
-    const double ps_flows = 2 * n * servers * buckets;
-    const double sharing = 2 * buckets * n * n * servers * (sync.traits().synchronous ? 1 : ASYNCHRONOUS_SHARING);
+    const double ps_flows = 2 * n * c.servers * c.buckets;
+    const double sharing = 2 * c.buckets * n * n * c.servers * (sync.traits().synchronous ? 1 : ASYNCHRONOUS_SHARING);
     per_iteration.push_back(
         {"parameter-server flows", "/platform/parameter_servers", ps_flows * FLOW_S + sharing * SHARED_FLOW_S, 0});
     flows += ps_flows;
   }
   if (s.training.graph) {
     const double peers = static_cast<double>(s.training.graph->out_peers(0, 0).size());
-    const double messages = n * peers * (sync.events_unit().empty() ? 1.0 : std::max(1.0, layers));
+    const double messages = n * peers * (sync.events_unit().empty() ? 1.0 : std::max(1.0, c.layers));
     per_iteration.push_back({"point-to-point messages", "/training/sync/params", messages * MESSAGE_S, 0});
     flows += messages;
   }
-  double trace_wall_s = 0;  // not per iteration: a total over the run
-  if (!s.network.link_traces.empty()) {
-    // Every repeating trace replays each entry once per period of simulated time, however little
-    // happens meanwhile. The simulated time is bounded by every iteration's compute plus its
-    // all-reduces at the slowest bandwidth a trace gives (transfers progress at least that fast):
-    // a bound, so that the count of replayed entries is one too.
-    double slowest_Bps = 1.0 / w.ab.beta_s_per_byte;
-    for (const auto& trace : s.network.link_traces)
-      for (const auto& [t, bandwidth] : trace.bandwidth_Bps) slowest_Bps = std::min(slowest_Bps, bandwidth);
-    models::AlphaBeta slowest = w.ab;
-    slowest.beta_s_per_byte = std::max(w.ab.beta_s_per_byte, 1.0 / slowest_Bps);
-    double comm_s = 0;
-    if (sync.traits().uses_collective)
-      for (const auto& bucket : w.plan.buckets)
-        comm_s += s.training.collective_algorithm->resolve(w.group, bucket.bytes, w.ab)
-                      .analytic_time_s(w.group, bucket.bytes, slowest);
-    const double simulated_per_iteration_s = w.plan.profile->iteration_compute_s() + comm_s;
-    double wall_s = 0, memory = 0, trace_events = 0, top = -1;
-    std::string path = "/network/link_traces";
-    for (std::size_t t = 0; t < s.network.link_traces.size(); ++t) {
-      const auto& trace = s.network.link_traces[t];
-      const double entries = static_cast<double>(trace.bandwidth_Bps.size() + trace.latency_s.size());
-      const double per_iteration = trace.period_s > 0 ? entries * simulated_per_iteration_s / trace.period_s : 0;
-      const double traced_links = trace.links.empty() ? links : static_cast<double>(trace.links.size());
-      const double changes = per_iteration * iterations + entries;  // the first period's entries, repeating or not
-      const double cost = s.network.fidelity == Fidelity::ANALYTIC ? changes * links * TRACE_SEGMENT_LINK_S
-                                                                   : changes * traced_links * TRACE_EVENT_S;
-      wall_s += cost;
-      trace_events += s.network.fidelity == Fidelity::ANALYTIC ? changes : changes * traced_links;
-      memory += s.network.fidelity == Fidelity::ANALYTIC ? changes * TRACE_SEGMENT_MEMORY
-                                                         : changes * traced_links * TRACE_EVENT_MEMORY;
-      if (cost > top) {
-        top = cost;
-        path = fmt::format("/network/link_traces/{}{}", t, trace.period_s > 0 ? "/period" : "");
-      }
-    }
-    e.terms.push_back({"link-trace events", path, wall_s, memory});
-    trace_wall_s = wall_s;
-    e.events += trace_events;
-    e.trace_events = trace_events;
-  }
-  e.events_per_iteration = events + flows;
-  e.events += iterations * e.events_per_iteration;
-  e.flows = iterations * flows;
-  for (const auto& t : per_iteration) e.per_iteration_s += t.wall_s;
+}
 
-  // Outputs: iterations.csv and the timeline, written as the run goes (a CSV row's cost is in
-  // WORKER_ITERATION_S on SimGrid, the "iterations.csv" term on the fiber lane).
-  const double traced = std::min(iterations, static_cast<double>(s.output.timeline_iterations)) *
-                        std::min(n, static_cast<double>(s.output.timeline_workers));
-  const double timeline_events = s.output.timeline ? traced * (calls + buckets) : 0;
-  e.csv_bytes = s.output.iterations_csv ? n * iterations * CSV_ROW_BYTES : 0;
+/// Link traces: every repeating trace replays each entry once per period of simulated time,
+/// however little happens meanwhile. Adds the term and the events; returns the wall time (a total
+/// over the run, not per iteration).
+double add_link_trace_term(const WorkPlan& w, const RunCounts& c, WorkEstimate& e) {
+  const Scenario& s = w.scenario;
+  if (s.network.link_traces.empty()) return 0;
+  // The simulated time is bounded by every iteration's compute plus its all-reduces at the slowest
+  // bandwidth a trace gives (transfers progress at least that fast): a bound, so that the count of
+  // replayed entries is one too.
+  double slowest_Bps = 1.0 / w.ab.beta_s_per_byte;
+  for (const auto& trace : s.network.link_traces)
+    for (const auto& [t, bandwidth] : trace.bandwidth_Bps) slowest_Bps = std::min(slowest_Bps, bandwidth);
+  models::AlphaBeta slowest = w.ab;
+  slowest.beta_s_per_byte = std::max(w.ab.beta_s_per_byte, 1.0 / slowest_Bps);
+  double comm_s = 0;
+  if (s.training.sync_model->traits().uses_collective)
+    for (const auto& bucket : w.plan.buckets)
+      comm_s += s.training.collective_algorithm->resolve(w.group, bucket.bytes, w.ab)
+                    .analytic_time_s(w.group, bucket.bytes, slowest);
+  const double simulated_per_iteration_s = w.plan.profile->iteration_compute_s() + comm_s;
+  double wall_s = 0, memory = 0, trace_events = 0, top = -1;
+  std::string path = "/network/link_traces";
+  for (std::size_t t = 0; t < s.network.link_traces.size(); ++t) {
+    const auto& trace = s.network.link_traces[t];
+    const double entries = static_cast<double>(trace.bandwidth_Bps.size() + trace.latency_s.size());
+    const double per_iteration = trace.period_s > 0 ? entries * simulated_per_iteration_s / trace.period_s : 0;
+    const double traced_links = trace.links.empty() ? c.links : static_cast<double>(trace.links.size());
+    const double changes = per_iteration * c.iterations + entries;  // the first period's entries, repeating or not
+    const double cost = s.network.fidelity == Fidelity::ANALYTIC ? changes * c.links * TRACE_SEGMENT_LINK_S
+                                                                 : changes * traced_links * TRACE_EVENT_S;
+    wall_s += cost;
+    trace_events += s.network.fidelity == Fidelity::ANALYTIC ? changes : changes * traced_links;
+    memory += s.network.fidelity == Fidelity::ANALYTIC ? changes * TRACE_SEGMENT_MEMORY
+                                                       : changes * traced_links * TRACE_EVENT_MEMORY;
+    if (cost > top) {
+      top = cost;
+      path = fmt::format("/network/link_traces/{}{}", t, trace.period_s > 0 ? "/period" : "");
+    }
+  }
+  e.terms.push_back({"link-trace events", path, wall_s, memory});
+  e.events += trace_events;
+  e.trace_events = trace_events;
+  return wall_s;
+}
+
+/// Outputs: iterations.csv and the timeline, written as the run goes (a CSV row's cost is in
+/// WORKER_ITERATION_S on SimGrid, the "iterations.csv" term on the fiber lane).
+void add_output_term(const WorkPlan& w, const RunCounts& c, WorkEstimate& e) {
+  const Scenario& s = w.scenario;
+  const double traced = std::min(c.iterations, static_cast<double>(s.output.timeline_iterations)) *
+                        std::min(c.n, static_cast<double>(s.output.timeline_workers));
+  const double timeline_events = s.output.timeline ? traced * (c.calls + c.buckets) : 0;
+  e.csv_bytes = s.output.iterations_csv ? c.n * c.iterations * CSV_ROW_BYTES : 0;
   e.timeline_bytes = timeline_events * TIMELINE_EVENT_BYTES;
   e.output_bytes = e.csv_bytes + e.timeline_bytes;
   e.terms.push_back({"timeline", "/output/timeline_iterations", timeline_events * TIMELINE_EVENT_S, 0});
+}
 
-  e.wall_s = e.setup_s + iterations * e.per_iteration_s + e.terms.back().wall_s;
+}  // namespace
+
+WorkEstimate estimate_work(const WorkPlan& w) {
+  const RunCounts c = count_run(w);
+  WorkEstimate e;
+  e.iterations = w.scenario.workload.iterations;
+  e.simulated_workers = c.simulated;
+  add_setup_terms(w, c, e);
+
+  std::vector<WorkTerm> per_iteration;
+  add_replay_terms(w, c, per_iteration);
+  double events = c.simulated * c.calls, flows = 0;
+  add_communication_terms(w, c, per_iteration, events, flows);
+  const double trace_wall_s = add_link_trace_term(w, c, e);
+  e.events_per_iteration = events + flows;
+  e.events += c.iterations * e.events_per_iteration;
+  e.flows = c.iterations * flows;
+  for (const auto& t : per_iteration) e.per_iteration_s += t.wall_s;
+  add_output_term(w, c, e);
+
+  e.wall_s = e.setup_s + c.iterations * e.per_iteration_s + e.terms.back().wall_s;
   e.wall_s += trace_wall_s;
   e.memory_bytes = BASE_MEMORY;
   for (const auto& t : e.terms) e.memory_bytes += t.memory_bytes;
   for (auto t : per_iteration) {
     e.memory_bytes += t.memory_bytes;
-    t.wall_s *= iterations;
+    t.wall_s *= c.iterations;
     e.terms.push_back(std::move(t));
   }
   return e;

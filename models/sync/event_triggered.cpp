@@ -32,6 +32,7 @@
 #include "models/event_decisions.hpp"
 #include "models/logical_graph.hpp"
 #include "models/sync_model.hpp"
+#include "models/training_trace.hpp"
 
 #include <fmt/format.h>
 #include <optional>
@@ -60,7 +61,7 @@ class EventTriggered final : public SyncModel {
     else replay_trace(b);
   }
 
-  void run_worker(Runtime& rt, const TrainingPlan& plan) const override {
+  void run_peer_worker(Runtime& rt, PeerComm& p2p, const TrainingPlan& plan) const override {
     const int n = rt.workers();
     const int r = rt.rank();
     const int left = (r + n - 1) % n;
@@ -77,19 +78,19 @@ class EventTriggered final : public SyncModel {
       for (int i = 0; i < tensors; ++i) {
         if (!fires(it, r, i)) continue;
         for (int peer : peers) {
-          const CommHandle h = rt.put(peer, bytes_[static_cast<std::size_t>(i)], i, it);
-          if (sequential_) rt.wait(h);
+          const CommHandle h = p2p.put(peer, bytes_[static_cast<std::size_t>(i)], i, it);
+          if (sequential_) p2p.wait(h);
           else puts.push_back(h);
           ++sent;
         }
       }
-      rt.wait_all(puts);
+      p2p.wait_all(puts);
       puts.clear();
       // Averaging reads the newest values each neighbour put of every tensor: their age.
       for (int i = 0; i < tensors; ++i)
         for (int peer : peers) {
-          const auto got = rt.latest(peer, i);
-          rt.record_neighbour_staleness(it - (got ? got->version : -1));
+          const auto got = p2p.latest(peer, i);
+          p2p.record_neighbour_staleness(it - (got ? got->version : -1));
         }
       rt.record_events(sent, static_cast<std::int64_t>(peers.size()) * tensors);
       if (plan.profile->optimizer_s > 0) rt.compute(plan.profile->optimizer_s, Phase::OPTIMIZER, "optimizer");
@@ -192,6 +193,25 @@ class EventTriggered final : public SyncModel {
   std::uint64_t seed_ = 0;
 };
 
+/// The trace rule of EventGraD: each tensor is put to the neighbours when its parameter norm moved by
+/// the threshold (models/trigger_rules.hpp: EventTrigger), per worker and tensor.
+class EventTriggerRule final : public TraceRule {
+ public:
+  explicit EventTriggerRule(EventTriggerSettings s) : s_(s) {}
+  void describe(TraceAlgorithm& a) const override { a.trigger = s_; }
+  void check(const TrainingTrace& t, const std::string&, const TraceMismatch& mismatch) const override {
+    for (int w = 0; w < t.workers; ++w)
+      for (int i = 0; i < t.tensor_count(); ++i) {
+        EventTrigger trig(s_);
+        for (int k = 0; k < t.iterations; ++k)
+          if (const bool fire = trig.step(k + 1, t.param_norm(k, w, i)); fire != t.sent(k, w, i)) mismatch(k, w, i, fire);
+      }
+  }
+
+ private:
+  EventTriggerSettings s_;
+};
+
 }  // namespace
 }  // namespace ddlsim::models
 
@@ -210,4 +230,15 @@ DDLSIM_REGISTER(ddlsim::models::SyncModel, "event_triggered",
                   const bool distinct = params.boolean("distinct_neighbours", false);
                   return std::make_unique<ddlsim::models::EventTriggered>(std::move(source), std::move(given), sequential,
                                                                           distinct);
+                })
+
+DDLSIM_REGISTER(ddlsim::models::TraceRule, "event_triggered", "EventGraD's threshold rule on each tensor's parameter norm (models/trigger_rules.hpp)",
+                [](ddlsim::ObjectReader& a) {
+                  (void)a.require("name");
+                  ddlsim::models::EventTriggerSettings s;
+                  s.adaptive = a.choice("threshold", {"constant", "adaptive"}, "adaptive") == "adaptive";
+                  if (s.adaptive) s.horizon = a.number("horizon", 1, 0, 1e6);
+                  else s.value = a.number("value", 0, 0, 1e30);
+                  s.initial_comm_passes = static_cast<int>(a.integer("initial_comm_passes", 30, 0, 1'000'000'000));
+                  return std::make_unique<ddlsim::models::EventTriggerRule>(s);
                 })

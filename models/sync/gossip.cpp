@@ -34,25 +34,25 @@ class Gossip final : public SyncModel {
  public:
   Gossip(GraphSpec graph, bool asynchronous) : graph_(std::move(graph)), asynchronous_(asynchronous) {}
 
-  void run_worker(Runtime& rt, const TrainingPlan& plan) const override {
+  void run_peer_worker(Runtime& rt, PeerComm& p2p, const TrainingPlan& plan) const override {
     const double model_bytes = plan.profile->grad_bytes();
     std::vector<CommHandle> in_flight;
     for (int it = 0; it < plan.iterations; ++it) {
       rt.iteration_begin(it);
       replay_compute(rt, plan, true);
       if (asynchronous_) {
-        rt.wait_all(in_flight);
+        p2p.wait_all(in_flight);
         in_flight.clear();
-        for (int peer : rt.out_peers(it)) in_flight.push_back(rt.put(peer, model_bytes, MODEL_TAG, it));
-        for (int peer : rt.in_peers(it)) {
-          const auto got = rt.latest(peer, MODEL_TAG);
-          rt.record_neighbour_staleness(it - (got ? got->version : -1));
+        for (int peer : p2p.out_peers(it)) in_flight.push_back(p2p.put(peer, model_bytes, MODEL_TAG, it));
+        for (int peer : p2p.in_peers(it)) {
+          const auto got = p2p.latest(peer, MODEL_TAG);
+          p2p.record_neighbour_staleness(it - (got ? got->version : -1));
         }
       } else {
         std::vector<CommHandle> exchange;
-        for (int peer : rt.in_peers(it)) exchange.push_back(rt.irecv(peer, MODEL_TAG));
-        for (int peer : rt.out_peers(it)) exchange.push_back(rt.isend(peer, model_bytes, MODEL_TAG, it));
-        rt.wait_all(exchange);
+        for (int peer : p2p.in_peers(it)) exchange.push_back(p2p.irecv(peer, MODEL_TAG));
+        for (int peer : p2p.out_peers(it)) exchange.push_back(p2p.isend(peer, model_bytes, MODEL_TAG, it));
+        p2p.wait_all(exchange);
       }
       rt.iteration_end(it);
     }

@@ -17,6 +17,7 @@
 // gradient is close to uniform; it needs no trace and fits nothing from one.
 #include "models/event_decisions.hpp"
 #include "models/sync_model.hpp"
+#include "models/training_trace.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -133,6 +134,29 @@ class OrderedGradients final : public SyncModel {
   std::vector<char> selected_;  // iteration x worker
 };
 
+/// The trace rule of ordered gradients: per iteration the m workers with the largest total gradient
+/// norms push every tensor (models/trigger_rules.hpp: ordered_selection).
+class OrderedSelectionRule final : public TraceRule {
+ public:
+  explicit OrderedSelectionRule(int m) : m_(m) {}
+  void describe(TraceAlgorithm& a) const override { a.m = m_; }
+  void check(const TrainingTrace& t, const std::string& path, const TraceMismatch& mismatch) const override {
+    if (m_ > t.workers)
+      throw ConfigError(path + "/algorithm/m", fmt::format("m = {} exceeds the trace's {} workers", m_, t.workers));
+    std::vector<double> g(static_cast<std::size_t>(t.workers));
+    for (int k = 0; k < t.iterations; ++k) {
+      for (int w = 0; w < t.workers; ++w) g[static_cast<std::size_t>(w)] = t.total_grad_norm(k, w);
+      const auto sel = ordered_selection(g, m_);
+      for (int w = 0; w < t.workers; ++w)
+        for (int i = 0; i < t.tensor_count(); ++i)
+          if ((sel[static_cast<std::size_t>(w)] != 0) != t.sent(k, w, i)) mismatch(k, w, i, sel[static_cast<std::size_t>(w)] != 0);
+    }
+  }
+
+ private:
+  int m_;
+};
+
 }  // namespace
 }  // namespace ddlsim::models
 
@@ -147,4 +171,11 @@ DDLSIM_REGISTER(ddlsim::models::SyncModel, "ordered_gradients",
                   std::optional<int> m;
                   if (params.has("m")) m = static_cast<int>(params.integer("m", 1, 1, 1'000'000));
                   return std::make_unique<ddlsim::models::OrderedGradients>(std::move(source), m);
+                })
+
+DDLSIM_REGISTER(ddlsim::models::TraceRule, "ordered_gradients", "the m workers with the largest gradient norms push (models/trigger_rules.hpp: ordered_selection)",
+                [](ddlsim::ObjectReader& a) {
+                  (void)a.require("name");
+                  return std::make_unique<ddlsim::models::OrderedSelectionRule>(
+                      static_cast<int>(a.required_integer("m", 1, 1'000'000)));
                 })

@@ -20,6 +20,7 @@
 // same window synchronised, after its first iteration (which always does).
 #include "models/event_decisions.hpp"
 #include "models/sync_model.hpp"
+#include "models/training_trace.hpp"
 
 #include <fmt/format.h>
 #include <map>
@@ -148,6 +149,27 @@ class SelectiveSync final : public SyncModel {
   std::vector<char> sync_;  // per iteration
 };
 
+/// The trace rule of SelSync: a worker flags an iteration when its total gradient norm's relative
+/// change reached delta (models/trigger_rules.hpp: SelSyncTrigger); every tensor follows its flag.
+class SelSyncRule final : public TraceRule {
+ public:
+  explicit SelSyncRule(double delta) : delta_(delta) {}
+  void describe(TraceAlgorithm& a) const override { a.delta = delta_; }
+  void check(const TrainingTrace& t, const std::string&, const TraceMismatch& mismatch) const override {
+    for (int w = 0; w < t.workers; ++w) {
+      SelSyncTrigger trig(delta_);
+      for (int k = 0; k < t.iterations; ++k) {
+        const bool flag = trig.step(t.total_grad_norm(k, w));
+        for (int i = 0; i < t.tensor_count(); ++i)
+          if (flag != t.sent(k, w, i)) mismatch(k, w, i, flag);
+      }
+    }
+  }
+
+ private:
+  double delta_;
+};
+
 }  // namespace
 }  // namespace ddlsim::models
 
@@ -161,4 +183,11 @@ DDLSIM_REGISTER(ddlsim::models::SyncModel, "selective_sync",
                   if (params.has("delta")) delta = params.number("delta", 0, 0, 1e6);
                   const bool ps = params.choice("aggregation", {"allreduce", "parameter_server"}, "allreduce") == "parameter_server";
                   return std::make_unique<ddlsim::models::SelectiveSync>(std::move(source), delta, ps);
+                })
+
+DDLSIM_REGISTER(ddlsim::models::TraceRule, "selective_sync", "SelSync's relative gradient change of each worker against delta (models/trigger_rules.hpp: SelSyncTrigger)",
+                [](ddlsim::ObjectReader& a) {
+                  (void)a.require("name");
+                  (void)a.require("delta");
+                  return std::make_unique<ddlsim::models::SelSyncRule>(a.number("delta", 0, 0, 1e6));
                 })

@@ -19,7 +19,7 @@
 
 namespace ddlsim::test {
 
-class FakeRuntime final : public models::Runtime {
+class FakeRuntime final : public models::Runtime, public models::PeerComm {
  public:
   explicit FakeRuntime(int rank = 0, int workers = 1, std::shared_ptr<const models::LogicalGraph> graph = nullptr)
       : rank_(rank), workers_(workers), graph_(std::move(graph)) {}

@@ -35,6 +35,9 @@ struct PluginFile {
   std::string relative;                 // "models/sync/bsp.cpp"
   std::string stem;                     // "bsp"
   std::vector<std::string> registered;  // the names of its DDLSIM_REGISTER( lines
+  /// The names it registers as companions of its plugin: an event-driven sync model's TraceRule
+  /// (models/training_trace.hpp), registered under the model's own name.
+  std::vector<std::string> companions;
 };
 
 /// Every *.cpp of `folder` (relative to the source tree), sorted, with the names it registers.
@@ -42,13 +45,16 @@ inline std::vector<PluginFile> plugin_files(const std::string& folder) {
   const fs::path dir = fs::path(DDLSIM_SOURCE_DIR) / folder;
   REQUIRE_MESSAGE(fs::is_directory(dir), "no plugin folder " << dir.string());
   std::vector<PluginFile> out;
-  const std::regex registration(R"(DDLSIM_REGISTER\(\s*[A-Za-z_:]+\s*,\s*"([^"]+)\")");
+  const std::regex registration(R"(DDLSIM_REGISTER\(\s*([A-Za-z_:]+)\s*,\s*"([^"]+)\")");
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().extension() != ".cpp") continue;
-    PluginFile f{folder + "/" + entry.path().filename().string(), entry.path().stem().string(), {}};
+    PluginFile f{folder + "/" + entry.path().filename().string(), entry.path().stem().string(), {}, {}};
     const std::string text = read_text(entry.path());
-    for (std::sregex_iterator it(text.begin(), text.end(), registration), end; it != end; ++it)
-      f.registered.push_back((*it)[1].str());
+    for (std::sregex_iterator it(text.begin(), text.end(), registration), end; it != end; ++it) {
+      const std::string interface = (*it)[1].str();
+      const bool companion = interface.size() >= 9 && interface.compare(interface.size() - 9, 9, "TraceRule") == 0;
+      (companion ? f.companions : f.registered).push_back((*it)[2].str());
+    }
     out.push_back(f);
   }
   std::sort(out.begin(), out.end(), [](const PluginFile& a, const PluginFile& b) { return a.relative < b.relative; });
@@ -99,6 +105,9 @@ inline void check_plugin_kind(const PluginKind& kind) {
     CHECK_MESSAGE(f.registered == std::vector<std::string>{f.stem},
                   f.relative << " should register exactly one plugin, \"" << f.stem << "\" (DDLSIM_REGISTER lines: "
                              << f.registered.size() << ")");
+    for (const auto& name : f.companions)
+      CHECK_MESSAGE(name == f.stem, f.relative << " registers its trace rule as \"" << name << "\", not under its own name \""
+                                               << f.stem << "\"");
     for (const auto& name : f.registered) {
       from_files.insert(name);
       CHECK_MESSAGE(kind.registered(name), f.relative << " registers \"" << name << "\", but " << kind.registry

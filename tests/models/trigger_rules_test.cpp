@@ -2,6 +2,7 @@
 // here from the rule as its source states it (models/trigger_rules.hpp), and the training-trace
 // loader's checks.
 #include "models/error.hpp"
+#include "models/sync_model.hpp"
 #include "models/training_trace.hpp"
 #include "models/trigger_rules.hpp"
 
@@ -141,4 +142,20 @@ TEST_CASE("training trace: decisions the rule does not give, bad shapes and valu
   auto format = small_trace();
   format["format"] = "csv";
   CHECK(error_of(format) == "/format: expected \"ddlsim-training-trace\", got \"csv\"");
+}
+
+TEST_CASE("trace rules: each event-driven sync model registers its own under its name, and none is the trace file format's own") {
+  const auto names = TraceRuleRegistry::instance().names();
+  CHECK(names == std::vector<std::string>{"event_triggered", "none", "ordered_gradients", "selective_sync"});
+  for (const auto& name : names)
+    if (name != "none") CHECK(SyncModelRegistry::instance().contains(name));
+  // A rule reads its settings beside "name": ordered_gradients' m is required, in range.
+  const json algorithm = {{"name", "ordered_gradients"}};
+  CHECK_THROWS_WITH_AS(TraceRuleRegistry::instance().create("ordered_gradients", algorithm, "/a/name", "/a", "trace algorithm"),
+                       "/a/m: missing required key", ddlsim::ConfigError);
+  const auto rule = TraceRuleRegistry::instance().create(
+      "ordered_gradients", json{{"name", "ordered_gradients"}, {"m", 2}}, "/a/name", "/a", "trace algorithm");
+  TraceAlgorithm described;
+  rule->describe(described);
+  CHECK(described.m == 2);
 }

@@ -8,7 +8,7 @@
 // Pipelined: consecutive steps with the same peers become one flow plus the
 // skipped latencies. On the uncontended star a merged phase moves the same
 // bytes through the same NICs, so it also matches within 1e-6 relative; the
-// test holds pipelined to PIPELINED_TOLERANCE and docs/architecture.md says why
+// test holds pipelined to PIPELINED_TOLERANCE and docs/engine.md ("Pipelined granularity") says why
 // the two can differ under contention.
 #include "tests/sim/cli.hpp"
 

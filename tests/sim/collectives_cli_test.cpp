@@ -310,6 +310,10 @@ TEST_CASE("--model: tcp, and calibrated with its latency and bandwidth factors")
   check_refused("-n 8 --model calibrated --latency-factor 0",
                 "--latency-factor: expected a number in [1e-09, 1000000000], got 0.0");
   check_refused("-n 8 --model fast", "--model: unknown value \"fast\"; valid values are: ideal, tcp, calibrated");
+  // The scenario's rule (network.bandwidth_factor at most 1), checked by the same function.
+  check_refused("-n 8 --model calibrated --bandwidth-factor 1.04",
+                "--bandwidth-factor: must be at most 1 (a factor of 1.04 would move bytes faster than the link: no model "
+                "may beat the wire); protocol overheads go in software.protocol_efficiency");
 }
 
 TEST_CASE("collectives --help names every option") {

@@ -47,23 +47,23 @@ class SubgroupModel final : public models::SyncModel {
 /// compute longer than the transfer (the put is there).
 class PointToPointModel final : public models::SyncModel {
  public:
-  void run_worker(models::Runtime& rt, const models::TrainingPlan&) const override {
+  void run_peer_worker(models::Runtime& rt, models::PeerComm& peers, const models::TrainingPlan&) const override {
     rt.iteration_begin(0);
     const auto r = static_cast<std::size_t>(rt.rank());
     if (rt.rank() == 0) {
-      rt.send(1, M, 3, 1);
-      const auto h = rt.put(1, M, 5, 7);
-      rt.wait(h);
+      peers.send(1, M, 3, 1);
+      const auto h = peers.put(1, M, 5, 7);
+      peers.wait(h);
       seen.done_s[r] = rt.now();
     } else if (rt.rank() == 1) {
-      const auto msg = rt.recv(0, 3);
+      const auto msg = peers.recv(0, 3);
       CHECK(msg.source == 0);
       CHECK(msg.version == 1);
       CHECK(msg.bytes == M);
       seen.done_s[r] = rt.now();
-      seen.latest_early[r] = rt.latest(0, 5);
+      seen.latest_early[r] = peers.latest(0, 5);
       rt.compute(1.0, models::Phase::FORWARD, "wait for the put");
-      seen.latest_late[r] = rt.latest(0, 5);
+      seen.latest_late[r] = peers.latest(0, 5);
     }
     rt.iteration_end(0);
   }

@@ -45,7 +45,7 @@ TEST_CASE("event_triggered: the traced tensors are put to both neighbours, each 
   auto model = make_sync("event_triggered", {{"trace", file}});
   model->bind(binding(2, 3, w.profile));
   FakeRuntime rt(0, 2);  // on a ring of 2, left and right are both worker 1
-  model->run_worker(rt, w.plan);
+  model->run_peer_worker(rt, rt, w.plan);
   // Worker 0 sends both tensors in iteration 0, fc.weight in 1, fc.bias in 2.
   CHECK(rt.only("put") == std::vector<std::string>{"put:1:400:v0", "put:1:400:v0", "put:1:40:v0", "put:1:40:v0",
                                                    "put:1:400:v1", "put:1:400:v1", "put:1:40:v2", "put:1:40:v2"});
@@ -67,7 +67,7 @@ TEST_CASE("event_triggered: concurrent puts to one distinct neighbour are all st
   auto model = make_sync("event_triggered", {{"trace", file}, {"puts", "concurrent"}, {"distinct_neighbours", true}});
   model->bind(binding(2, 3, w.profile));
   FakeRuntime rt(1, 2);  // worker 1 sends both tensors in iteration 0, fc.weight in 2
-  model->run_worker(rt, w.plan);
+  model->run_peer_worker(rt, rt, w.plan);
   CHECK(rt.only("put") == std::vector<std::string>{"put:0:400:v0", "put:0:40:v0", "put:0:400:v2"});
   const auto zero = iteration_log(rt, 0);
   REQUIRE(zero.size() >= 7u);

@@ -12,7 +12,7 @@ TEST_CASE("gossip synchronous: receive from in-peers and send the model to out-p
   auto graph = model->logical_graph(4, 1);
   REQUIRE(graph != nullptr);
   FakeRuntime rt(1, 4, graph);
-  model->run_worker(rt, w.plan);
+  model->run_peer_worker(rt, rt, w.plan);
   const auto exchanges = rt.only("i");
   CHECK(exchanges == std::vector<std::string>{"irecv:0", "irecv:2", "isend:0:150:v0", "isend:2:150:v0",  //
                                               "irecv:0", "irecv:2", "isend:0:150:v1", "isend:2:150:v1"});
@@ -27,7 +27,7 @@ TEST_CASE("gossip asynchronous: one-sided puts, averaging with whatever has arri
   auto model = make_sync("gossip", {{"graph", "ring"}, {"variant", "asynchronous"}});
   FakeRuntime rt(1, 4, model->logical_graph(4, 1));
   rt.arrived[{0, 0}] = Message{0, 0, 150, 0};  // worker 0's model of iteration 0 has arrived; worker 2's never
-  model->run_worker(rt, w.plan);
+  model->run_peer_worker(rt, rt, w.plan);
   CHECK(rt.only("put") == std::vector<std::string>{"put:0:150:v0", "put:2:150:v0", "put:0:150:v1", "put:2:150:v1",
                                                    "put:0:150:v2", "put:2:150:v2"});
   CHECK(rt.only("latest").size() == 6);
