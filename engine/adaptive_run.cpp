@@ -13,7 +13,7 @@ int adaptive_variant(Context& ctx, int iteration, double now_s) {
   if (i >= a.decisions.size() && a.controller.choice_point(iteration)) {
     // The choice needs every worker's report of the explored iterations: wait for all of them
     // (under BSP they are a decode and an optimizer step apart at most).
-    a.barrier->wait();
+    ctx.adaptive_barrier->wait();
     now_s = sg4::Engine::get_clock();
   }
   if (i >= a.decisions.size()) {
@@ -24,14 +24,14 @@ int adaptive_variant(Context& ctx, int iteration, double now_s) {
   return a.decisions.at(i).candidate;
 }
 
-const models::AlphaBeta& Context::resolution_ab(int iteration, double t) {
+const models::AlphaBeta& RunState::resolution_ab(int iteration, double t) {
   if (adaptive) return adaptive->probes.at(static_cast<std::size_t>(iteration));
   if (network->constant()) return ab;
   if (analytic()) return network->at(t);
   return iteration_ab.try_emplace(iteration, network->at(t)).first->second;
 }
 
-const models::CollectiveGroup& Context::resolution_group(int iteration, double t) {
+const models::CollectiveGroup& RunState::resolution_group(int iteration, double t) {
   if (network->constant() || !group.network_cost) return group;
   const double at = analytic() ? t : iteration_pick_s.try_emplace(iteration, t).first->second;
   const auto& topo = network->traced_topology(at);
@@ -47,7 +47,7 @@ const models::CollectiveGroup& Context::resolution_group(int iteration, double t
   return *slot;
 }
 
-void Context::note_collective(int iteration, const std::string& name) {
+void RunState::note_collective(int iteration, const std::string& name) {
   if (iteration < records.first) throw std::logic_error(fmt::format("iteration {} ran a collective after it completed", iteration));
   auto& c = records.collectives[iteration];
   // Distinct names in the order the buckets first ran them.

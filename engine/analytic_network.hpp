@@ -22,7 +22,7 @@
 
 #include "models/collective.hpp"
 #include "scenario/scenario.hpp"
-#include "engine/schedule_executor.hpp"
+#include "engine/executor_network.hpp"
 
 #include <memory>
 #include <vector>

@@ -7,13 +7,13 @@
 
 namespace ddlsim::sim::detail {
 
-std::string collective_name(const Context& ctx, const models::CollectiveGroup& group, double bytes,
+std::string collective_name(const RunState& ctx, const models::CollectiveGroup& group, double bytes,
                             const models::AlphaBeta& ab) {
   auto name = ctx.scenario->training.collective_algorithm->resolved_name(group, bytes, ab);
   return name.empty() ? ctx.scenario->training.collective.name : name;
 }
 
-void post_analytic_arrivals(Context& ctx, int iteration, const WorkerState& state) {
+void post_analytic_arrivals(RunState& ctx, int iteration, const WorkerState& state) {
   auto& round = ctx.rounds[iteration];
   round.arrival.resize(ctx.plan.buckets.size(), -1.0);
   round.resolved.resize(ctx.plan.buckets.size());
@@ -22,7 +22,7 @@ void post_analytic_arrivals(Context& ctx, int iteration, const WorkerState& stat
         std::max(round.arrival[static_cast<std::size_t>(item.request.bucket)], item.submit_s);
 }
 
-double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState& state) {
+double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerState& state) {
   const auto& coll = *ctx.scenario->training.collective_algorithm;
   auto& round = ctx.rounds[iteration];
   const int slot = ctx.slot(rank);

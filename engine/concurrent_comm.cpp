@@ -10,7 +10,7 @@ namespace ddlsim::sim::detail {
 
 namespace {
 /// One call of the scenario's all-reduce of `bytes` on this platform's alpha and beta.
-std::function<double(double)> allreduce_cost(const Context& ctx) {
+std::function<double(double)> allreduce_cost(const RunState& ctx) {
   return [&ctx](double bytes) {
     const auto& algo = ctx.scenario->training.collective_algorithm->resolve(ctx.group, bytes, ctx.ab);
     return call_cost_s(ctx, algo, bytes) + algo.analytic_time_s(ctx.group, bytes, ctx.ab);
@@ -18,7 +18,7 @@ std::function<double(double)> allreduce_cost(const Context& ctx) {
 }
 }  // namespace
 
-void plan_buckets(Context& ctx) {
+void plan_buckets(RunState& ctx) {
   const auto& scenario = *ctx.scenario;
   const auto& spec = scenario.training.bucketing;
   const auto& profile = scenario.workload.worker.profile;
@@ -67,7 +67,7 @@ ChannelRanks channel_ranks(const Context& ctx, int rank, int bucket, const std::
   return out;
 }
 
-std::vector<AnalyticSpan> concurrent_spans(Context& ctx, const std::vector<QueuedComm>& pending,
+std::vector<AnalyticSpan> concurrent_spans(RunState& ctx, const std::vector<QueuedComm>& pending,
                                            const std::vector<double>& arrival) {
   const auto& coll = *ctx.scenario->training.collective_algorithm;
   const int k = ctx.scenario->training.bucketing.max_inflight;

@@ -18,7 +18,6 @@ namespace ddlsim::sim {
 
 /// Thrown by the actor that completes an iteration when the run is to stop there
 /// (RunOptions::stop_requested): guard() ends the run cleanly.
-struct RunStopped {};
 
 /// Creates the engine (SimGrid's own flags in `engine_args`, e.g. --cfg=... --log=...),
 /// silences SimGrid's configuration chatter unless --log says otherwise, and applies `network`.

@@ -12,7 +12,6 @@
 // simulated worker, indexed by its slot.
 #include "engine/fiber_lane.hpp"
 
-#include "engine/engine.hpp"
 #include "engine/fiber_stacks.hpp"
 #include "engine/lazy_runtime.hpp"
 
@@ -138,7 +137,7 @@ class FiberEngine {
 /// A worker's Runtime on the fiber lane: all-reduces among all workers only, resolved analytically.
 class FiberRuntime final : public LazyRuntime {
  public:
-  FiberRuntime(Context& ctx, int rank, FiberEngine& engine) : LazyRuntime(ctx, rank), engine_(engine) {}
+  FiberRuntime(RunState& ctx, int rank, FiberEngine& engine) : LazyRuntime(ctx, rank), engine_(engine) {}
 
   void submit(const models::CommRequest& request) override {
     if (request.kind != models::CommRequest::Kind::ALLREDUCE || !request.group.empty())
@@ -168,7 +167,7 @@ class FiberRuntime final : public LazyRuntime {
 }  // namespace
 
 SimulationResult simulate_on_fibers(const Scenario& scenario, const RunOptions& options) {
-  Context ctx;
+  RunState ctx;
   prepare_context(ctx, scenario, options);
   if (!options.every_worker) ctx.classes = worker_classes(scenario);
   const int simulated = ctx.simulated_workers();

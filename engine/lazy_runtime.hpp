@@ -5,7 +5,7 @@
 #pragma once
 
 #include "models/profile.hpp"
-#include "engine/context.hpp"
+#include "engine/run_state.hpp"
 
 #include <random>
 #include <string>
@@ -13,16 +13,16 @@
 namespace ddlsim::sim::detail {
 
 /// The algorithm the scenario's collective runs for `bytes` ("auto": the one it picks).
-std::string collective_name(const Context& ctx, const models::CollectiveGroup& group, double bytes,
+std::string collective_name(const RunState& ctx, const models::CollectiveGroup& group, double bytes,
                             const models::AlphaBeta& ab);
 
 /// Analytic fidelity: worker `rank` posts its pending all-reduces' submit times into its
 /// iteration's round (the per-bucket latest arrival over all workers), before the rendezvous.
-void post_analytic_arrivals(Context& ctx, int iteration, const WorkerState& state);
+void post_analytic_arrivals(RunState& ctx, int iteration, const WorkerState& state);
 /// After every worker has posted (the rendezvous): bucket b runs from max(all arrivals, end of
 /// b-1) for its closed form, identically on every worker; records its arrival, busy time, traffic
 /// and timeline row, clears the pending all-reduces and returns when the last one ends.
-double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState& state);
+double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerState& state);
 
 /// The engine-independent part of a worker's Runtime. Compute is accumulated and slept lazily
 /// (only when the worker interacts with communication), which is exact because compute touches
@@ -30,7 +30,7 @@ double resolve_analytic_round(Context& ctx, int rank, int iteration, WorkerState
 /// the analytic rendezvous and the communication stream.
 class LazyRuntime : public models::Runtime {
  public:
-  LazyRuntime(Context& ctx, int rank)
+  LazyRuntime(RunState& ctx, int rank)
       : ctx_(ctx), rank_(rank), slot_(ctx.slot(rank)), rng_(ctx.scenario->seed * 1'000'003ULL + static_cast<std::uint64_t>(rank)) {}
 
   [[nodiscard]] int rank() const override { return rank_; }
@@ -139,9 +139,9 @@ class LazyRuntime : public models::Runtime {
     return *current_;
   }
 
-  Context& ctx_;
+  RunState& ctx_;
   int rank_;
-  int slot_;  // where its state and records are in ctx_ (Context::slot)
+  int slot_;  // where its state and records are in ctx_ (RunState::slot)
   std::mt19937_64 rng_;
   int iteration_ = 0;
   double factor_ = 1.0;

@@ -1,5 +1,7 @@
 #include "engine/link_bytes.hpp"
 
+#include "engine/context.hpp"
+
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -50,3 +52,27 @@ double LinkBytes::of(const sg4::Link* link) {
 }
 
 }  // namespace ddlsim::sim
+
+namespace ddlsim::sim::detail {
+
+std::uint64_t wire_units(const Context& ctx, int src, int dst, double bytes) {
+  const auto& software = ctx.scenario->network.software;
+  const double wire = software ? bytes / software->protocol_efficiency : bytes;
+  LinkBytes::add(ctx.platform.hosts.at(static_cast<std::size_t>(src)), ctx.platform.hosts.at(static_cast<std::size_t>(dst)),
+                 wire);
+  return units_of(wire);
+}
+
+LinkHalves link_halves(const platforms::EmittedPlatform& platform) {
+  LinkHalves halves;
+  halves.up = platform.up;
+  for (const auto* link : platform.links)
+    for (const bool up : {true, false}) {
+      const auto* half = sg4::Link::by_name_or_null(link->get_name() + (up ? "_UP" : "_DOWN"));
+      (up ? halves.up_bytes : halves.down_bytes)
+          .push_back(half != nullptr ? std::optional<double>(LinkBytes::of(half)) : std::nullopt);
+    }
+  return halves;
+}
+
+}  // namespace ddlsim::sim::detail

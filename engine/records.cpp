@@ -1,8 +1,7 @@
 // ddlsim: the open per-iteration records -- an iteration is completed once every worker has
 // ended it: its straggler and staleness waits, the totals, the sink -- and the link loads
 // derived once the run is over.
-#include "engine/context.hpp"
-#include "engine/link_bytes.hpp"
+#include "engine/run_state.hpp"
 
 #include <algorithm>
 #include <boost/graph/graph_traits.hpp>
@@ -27,7 +26,7 @@ void fill_waits(std::vector<IterationRecord>& rows) {
 }
 
 /// What iteration `it`'s gradients ran: the fraction sent, the collective(s), adaptive compression's choice.
-IterationCompression compression_row(Context& ctx, int it) {
+IterationCompression compression_row(RunState& ctx, int it) {
   IterationCompression row;
   row.cr = ctx.static_cr;
   const auto i = static_cast<std::size_t>(it);
@@ -46,7 +45,7 @@ IterationCompression compression_row(Context& ctx, int it) {
 }
 
 /// The oldest open iteration, which every worker has ended: out of the open records.
-void complete_first(Context& ctx) {
+void complete_first(RunState& ctx) {
   auto& open = ctx.records;
   const int it = open.first;
   std::vector<IterationRecord> rows;
@@ -81,13 +80,13 @@ void complete_first(Context& ctx) {
 
 }  // namespace
 
-void Context::trace(int pid, int tid, std::string name, std::string category, double start, double duration) {
+void RunState::trace(int pid, int tid, std::string name, std::string category, double start, double duration) {
   TraceEvent event{pid, tid, std::move(name), std::move(category), start, duration};
   if (options->sink != nullptr) options->sink->trace(event);
   else result.timeline.push_back(std::move(event));
 }
 
-IterationRecord& Context::begin_record(int rank, int iteration) {
+IterationRecord& RunState::begin_record(int rank, int iteration) {
   auto& mine = records.by_worker.at(static_cast<std::size_t>(rank));
   if (iteration != records.first + static_cast<int>(mine.size()))
     throw std::logic_error(fmt::format("worker {} began iteration {} after iteration {}", rank, iteration,
@@ -96,7 +95,7 @@ IterationRecord& Context::begin_record(int rank, int iteration) {
   return mine.emplace_back();
 }
 
-IterationRecord& Context::record(int rank, int iteration) {
+IterationRecord& RunState::record(int rank, int iteration) {
   auto& mine = records.by_worker.at(static_cast<std::size_t>(rank));
   const int index = iteration - records.first;
   if (index < 0 || index >= static_cast<int>(mine.size()))
@@ -105,7 +104,7 @@ IterationRecord& Context::record(int rank, int iteration) {
   return mine[static_cast<std::size_t>(index)];
 }
 
-void Context::end_record(int rank, int iteration) {
+void RunState::end_record(int rank, int iteration) {
   (void)record(rank, iteration);  // open
   ++records.ended.at(static_cast<std::size_t>(iteration - records.first));
   const int workers = static_cast<int>(records.by_worker.size());
@@ -118,7 +117,7 @@ void Context::end_record(int rank, int iteration) {
     throw RunStopped{};
 }
 
-void check_records_complete(const Context& ctx) {
+void check_records_complete(const RunState& ctx) {
   for (std::size_t w = 0; w < ctx.records.by_worker.size(); ++w)
     if (!ctx.records.by_worker[w].empty())
       throw std::logic_error(fmt::format("worker {} left {} iteration(s) open: not every worker ran iterations {} to {}",
@@ -126,30 +125,22 @@ void check_records_complete(const Context& ctx) {
                                          ctx.records.first + static_cast<int>(ctx.records.by_worker[w].size()) - 1));
 }
 
-std::uint64_t wire_units(const Context& ctx, int src, int dst, double bytes) {
-  const auto& software = ctx.scenario->network.software;
-  const double wire = software ? bytes / software->protocol_efficiency : bytes;
-  LinkBytes::add(ctx.platform.hosts.at(static_cast<std::size_t>(src)), ctx.platform.hosts.at(static_cast<std::size_t>(dst)),
-                 wire);
-  return units_of(wire);
-}
-
-void collect_links(SimulationResult& result, const platforms::Topology& topo, const platforms::EmittedPlatform* platform,
+void collect_links(SimulationResult& result, const platforms::Topology& topo, const LinkHalves* halves,
                    const std::vector<double>* analytic) {
   const auto& g = topo.graph;
   std::size_t i = 0;
   for (auto e : boost::make_iterator_range(boost::edges(g))) {
     // The emitter's UP half runs from the edge's source to its target (engine/s4u_emitter.hpp).
-    const auto [from, to] = platform != nullptr ? platform->up[i] : std::pair(boost::source(e, g), boost::target(e, g));
-    const auto* link = platform != nullptr ? platform->links[i] : nullptr;
+    const auto [from, to] = halves != nullptr ? halves->up[i] : std::pair(boost::source(e, g), boost::target(e, g));
     ++i;
     for (const bool up : {true, false}) {
-      const auto* half = link != nullptr ? sg4::Link::by_name_or_null(link->get_name() + (up ? "_UP" : "_DOWN")) : nullptr;
-      if (link != nullptr && half == nullptr) continue;
+      std::optional<double> counted = 0.0;  // nothing flows on the fiber lane
+      if (halves != nullptr) counted = up ? halves->up_bytes[i - 1] : halves->down_bytes[i - 1];
+      if (!counted) continue;
       LinkRecord rec;
       rec.name = up ? g[from].name + ">" + g[to].name : g[to].name + ">" + g[from].name;
       rec.bandwidth_Bps = g[e].bandwidth_Bps;
-      rec.bytes = half != nullptr ? LinkBytes::of(half) : 0.0;  // wire bytes, whatever the factors
+      rec.bytes = *counted;  // wire bytes, whatever the factors
       if (analytic != nullptr) rec.bytes += (*analytic)[2 * (i - 1) + (up ? 0 : 1)];
       rec.utilization = result.makespan_s > 0 ? rec.bytes / (rec.bandwidth_Bps * result.makespan_s) : 0;
       result.links.push_back(rec);

@@ -40,4 +40,9 @@ void exit_without_static_cleanup();
 /// "SIGINT", "SIGTERM".
 std::string signal_name(int signal);
 
+/// Thrown by the actor (or fiber) that completes an iteration when a stop was requested
+/// (RunOptions::stop_requested): EngineSession::guard kills every actor on it, the fiber lane
+/// unwinds every fiber (engine/engine.hpp, engine/fiber_lane.cpp).
+struct RunStopped {};
+
 }  // namespace ddlsim::sim

@@ -16,6 +16,7 @@
 
 #include "models/collective.hpp"
 #include "models/rank_traffic.hpp"
+#include "engine/executor_network.hpp"
 #include "engine/s4u_emitter.hpp"
 
 #include <cstdint>
@@ -36,14 +37,6 @@ using models::TrafficCounters;  // models/rank_traffic.hpp
 using models::rank_steps;
 using models::schedule_traffic;
 
-/// What the executor needs of the network model: its factors (the SimGrid model applies them
-/// to every flow; the executor applies them to the latencies it sleeps and to the software
-/// costs it computes) and the library's software costs (null: ideal).
-struct ExecutorNetwork {
-  double latency_factor = 1;
-  double bandwidth_factor = 1;
-  std::shared_ptr<const models::SoftwareCost> software;
-};
 
 class ScheduleExecutor {
  public:

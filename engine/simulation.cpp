@@ -56,7 +56,7 @@ platforms::LinkConfigurator link_traces(const NetworkSpec& net, const platforms:
 
 namespace detail {
 
-void prepare_context(Context& ctx, const Scenario& scenario, const RunOptions& options) {
+void prepare_context(RunState& ctx, const Scenario& scenario, const RunOptions& options) {
   ctx.scenario = &scenario;
   ctx.options = &options;
   ctx.plan.profile = &scenario.workload.worker.profile;
@@ -140,9 +140,10 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   auto ctx_owner = std::make_unique<detail::Context>();
   detail::Context& ctx = *ctx_owner;
   detail::prepare_context(ctx, scenario, options);
-  for (auto& state : ctx.workers) {
-    state.queued = sg4::Semaphore::create(0);
-    state.drained = sg4::Semaphore::create(0);
+  ctx.sim_workers.resize(ctx.workers.size());
+  for (auto& worker : ctx.sim_workers) {
+    worker.queued = sg4::Semaphore::create(0);
+    worker.drained = sg4::Semaphore::create(0);
   }
   if (options.phase) options.phase("building the platform");
   ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
@@ -151,7 +152,7 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.executor = std::make_unique<ScheduleExecutor>(detail::channel_hosts(ctx), executor_network(scenario.network));
   ctx.comm_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   ctx.end_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
-  if (ctx.adaptive) ctx.adaptive->barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
+  if (ctx.adaptive) ctx.adaptive_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
     auto& boxes = ctx.push_boxes.emplace_back();
     for (int w = 0; w < scenario.platform.workers; ++w) boxes.push_back(sg4::Mailbox::by_name(fmt::format("push:{}<{}", s, w)));
@@ -195,7 +196,8 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     ctx.result.explorations = ctx.adaptive->controller.explorations();
     for (const auto& p : ctx.adaptive->probes) ctx.result.probes.push_back({p.alpha_s, p.beta_s_per_byte});
   }
-  detail::collect_links(ctx.result, scenario.platform.graph, &ctx.platform,
+  const auto halves = detail::link_halves(ctx.platform);
+  detail::collect_links(ctx.result, scenario.platform.graph, &halves,
                         ctx.analytic_links ? &ctx.analytic_links->bytes() : nullptr);
   if (abandoned) {
     ctx.result.engine_abandoned = true;

@@ -1,7 +1,7 @@
 // ddlsim: workers simulated once per class of identical workers (engine/worker_classes.hpp).
 #include "engine/worker_classes.hpp"
 
-#include "engine/schedule_executor.hpp"
+#include "models/rank_traffic.hpp"
 #include "engine/simulation.hpp"
 
 #include <algorithm>
@@ -37,11 +37,11 @@ void WorkerClasses::add_traffic(const models::CollectiveGroup& group, std::vecto
   const int n = group.workers;
   // What place `me` of a schedule sends: per (algorithm, bytes), by place, computed once.
   struct Places {
-    std::vector<TrafficCounters> sends;
+    std::vector<models::TrafficCounters> sends;
     std::vector<char> known;
   };
   std::map<std::pair<const models::Collective*, double>, Places> memo;
-  auto traffic = [&](const Call& call, int me) -> const TrafficCounters& {
+  auto traffic = [&](const Call& call, int me) -> const models::TrafficCounters& {
     auto& places = memo[{call.algorithm, call.bytes}];
     if (places.sends.empty()) {
       places.sends.resize(static_cast<std::size_t>(n));
@@ -49,7 +49,7 @@ void WorkerClasses::add_traffic(const models::CollectiveGroup& group, std::vecto
     }
     const auto i = static_cast<std::size_t>(me);
     if (places.known[i] == 0) {
-      places.sends[i] = schedule_traffic(call.algorithm->rank_phases(me, group, call.bytes));
+      places.sends[i] = models::schedule_traffic(call.algorithm->rank_phases(me, group, call.bytes));
       places.known[i] = 1;
     }
     return places.sends[i];

@@ -1,5 +1,6 @@
 // ddlsim: a worker's two actors -- compute (the Runtime facade its sync model
 // runs against) and its communication stream.
+#include "engine/context.hpp"
 #include "engine/lazy_runtime.hpp"
 #include "engine/point_to_point.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 /// point-to-point operations (the PeerComm; flows at every fidelity).
 class SimRuntime final : public LazyRuntime, public models::PeerComm {
  public:
-  SimRuntime(Context& ctx, int rank) : LazyRuntime(ctx, rank), p2p_(ctx, rank) {}
+  SimRuntime(Context& ctx, int rank) : LazyRuntime(ctx, rank), sim_(ctx), p2p_(ctx, rank) {}
 
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] const models::LogicalGraph* graph() const override { return ctx_.graph.get(); }
@@ -35,7 +36,7 @@ class SimRuntime final : public LazyRuntime, public models::PeerComm {
     // sleeps once per wait_comm instead of once per bucket.
     state.queue.push_back(item);
     ++state.outstanding;
-    state.queued->release();
+    sim_.sim_workers[static_cast<std::size_t>(rank_)].queued->release();
   }
 
   models::CommHandle isend(int peer, double bytes, int tag, std::int64_t version) override {
@@ -64,7 +65,7 @@ class SimRuntime final : public LazyRuntime, public models::PeerComm {
   int compression_variant(int iteration) override {
     if (!ctx_.adaptive) return -1;
     flush();
-    return adaptive_variant(ctx_, iteration, sg4::Engine::get_clock());
+    return adaptive_variant(sim_, iteration, sg4::Engine::get_clock());
   }
 
   /// After the model's loop: nothing may stay in flight. A model with a logical graph puts
@@ -73,7 +74,7 @@ class SimRuntime final : public LazyRuntime, public models::PeerComm {
   void finish() {
     flush();
     p2p_.wait_outstanding();
-    if (ctx_.graph) ctx_.end_barrier->wait();
+    if (ctx_.graph) sim_.end_barrier->wait();
     p2p_.drain();
   }
 
@@ -81,10 +82,10 @@ class SimRuntime final : public LazyRuntime, public models::PeerComm {
   [[nodiscard]] double clock() const override { return sg4::Engine::get_clock(); }
   void sleep_for(double seconds) override { sg4::this_actor::sleep_for(seconds); }
   void sleep_until(double time_s) override { sg4::this_actor::sleep_until(time_s); }
-  void rendezvous() override { ctx_.comm_barrier->wait(); }
+  void rendezvous() override { sim_.comm_barrier->wait(); }
   void wait_stream(WorkerState& state) override {
     state.waiting = true;
-    state.drained->acquire();
+    sim_.sim_workers[static_cast<std::size_t>(rank_)].drained->acquire();
   }
   double point_to_point_busy_s(double start_s, double end_s) override { return p2p_.busy_s(start_s, end_s); }
 
@@ -101,6 +102,7 @@ class SimRuntime final : public LazyRuntime, public models::PeerComm {
       throw std::logic_error("a subgroup all-reduce cannot run a collective that uses parameter servers");
   }
 
+  Context& sim_;  // the SimGrid handles (ctx_ is its RunState)
   PointToPoint p2p_;
 };
 
@@ -124,8 +126,9 @@ void comm_stream(Context& ctx, int rank, int slot) {
   auto& rec = ctx.result.workers[static_cast<std::size_t>(rank)];
   const auto& coll = *ctx.scenario->training.collective_algorithm;
   const int servers = ctx.group.servers;
+  auto& sim = ctx.sim_workers[static_cast<std::size_t>(rank)];
   while (true) {
-    state.queued->acquire();
+    sim.queued->acquire();
     const QueuedComm item = state.queue.front();
     state.queue.pop_front();
     const auto& req = item.request;
@@ -200,7 +203,7 @@ void comm_stream(Context& ctx, int rank, int slot) {
                 t0, t1 - t0);
     if (--state.outstanding == 0 && state.waiting) {
       state.waiting = false;
-      state.drained->release();
+      sim.drained->release();
     }
   }
 }
