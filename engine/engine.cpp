@@ -32,7 +32,7 @@ void configure_network(sg4::Engine& engine, const NetworkSpec& net) {
   // SimGrid 3.32's default lazy action update ("Lazy") finishes some flows too
   // early when a new flow starts after a finished flow on a link with latency
   // > 0: a parameter server's pulls over heterogeneous links completed faster
-  // than their links allow (tests/sim/correctness_test.cpp). "Full" recomputes
+  // than their links allow (tests/engine/correctness_test.cpp). "Full" recomputes
   // every action's share at every event and is exact; measured at most ~17 %
   // slower on our flow scenarios (docs/engine.md, "Exact flow updates").
   engine.set_config("network/optim:Full");

@@ -9,7 +9,7 @@
 // records are those of the simulated worker of its class (iterations.csv, summary.json), and its
 // traffic is what its own place in each collective's schedule sends, replayed over the sequence
 // of collectives its class ran. Results equal those of every worker simulated one by one
-// (tests/sim/worker_classes_test.cpp compares them); RunOptions::every_worker turns it off.
+// (tests/engine/worker_classes_test.cpp compares them); RunOptions::every_worker turns it off.
 #pragma once
 
 #include "scenario/run_plan.hpp"

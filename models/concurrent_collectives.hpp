@@ -17,7 +17,7 @@
 // all-reduce keeps one flow per rank on each link at every moment, so SimGrid's
 // max-min sharing gives exactly this when the links have no latency (the call cost
 // may be anything), and when the concurrent collectives are equal and start
-// together (tests/sim/concurrent_collectives_test.cpp); more generally, when each
+// together (tests/engine/concurrent_collectives_test.cpp); more generally, when each
 // collective's latency gaps fall while another transfers or runs alone. Flow
 // fidelity differs where the gaps of concurrent collectives meet (a stepwise ring
 // has 2(N - 1) of them; this closed form charges each collective's up front):

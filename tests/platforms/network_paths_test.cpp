@@ -112,7 +112,7 @@ TEST_CASE("contention estimate on a k = 4 fat tree: ring and direct from per-lin
   const double direct = 2 * (6 * l + 48 * (m / n) / bw);
   CHECK(*cost->evaluate(*make("direct"), plain, m) == doctest::Approx(direct).epsilon(1e-12));
   CHECK(direct > 3 * ring);
-  // The flow simulation agrees (tests/sim/collective_identity_test.cpp checks the ring;
+  // The flow simulation agrees (tests/engine/collective_identity_test.cpp checks the ring;
   // `ddlsim collectives -n 16 -m 100MiB -b 10Gbps -l 1us -t fat_tree` simulates direct at
   // 0.503328 s = 12 l + 6 M / B).
 

@@ -3,7 +3,7 @@
 // deterministic function of the seed and spreads a fat tree's pairs over its
 // whole core; D-mod-k makes shift and XOR permutations non-blocking on a full
 // fat tree; shortest reproduces SimGrid's Dijkstra tie-breaking, which funnels
-// a fat tree's cross-pod traffic through one core switch. (tests/sim/routing_test.cpp
+// a fat tree's cross-pod traffic through one core switch. (tests/engine/routing_test.cpp
 // checks that the emitted SimGrid platforms follow these same routes.)
 #include "platforms/routing.hpp"
 
