@@ -1,6 +1,7 @@
 #include "scenario/scenario.hpp"
 
 #include "scenario/output_limits.hpp"
+#include "scenario/sections.hpp"
 #include "models/units.hpp"
 
 #include <boost/graph/graph_traits.hpp>
@@ -13,29 +14,9 @@
 namespace ddlsim::sim {
 namespace {
 
-/// A straggler's compute-time factor (speed_factors, slow[].factor, and their product per rank).
-constexpr double MIN_SPEED_FACTOR = 1e-6;
-constexpr double MAX_SPEED_FACTOR = 1e6;
 /// The longest scenario name: it names the default output directory (NAME_MAX bytes).
 // The default output directory is out/<name>: its name must leave room for the staging folder.
 constexpr std::size_t MAX_NAME_BYTES = MAX_DIR_NAME_BYTES;
-
-}  // namespace
-
-void check_link_ranges(const platforms::Topology& topo, const std::string& path) {
-  for (auto e : boost::make_iterator_range(boost::edges(topo.graph))) {
-    const auto& link = topo.graph[e];
-    if (link.bandwidth_Bps < units::MIN_BANDWIDTH_BPS || link.bandwidth_Bps > units::MAX_BANDWIDTH_BPS)
-      throw ConfigError(path, fmt::format("link \"{}\" would have a bandwidth of {:g} B/s, outside {}",
-                                                        excerpt(link.name), link.bandwidth_Bps, units::bandwidth_range()));
-    if (link.latency_s > units::MAX_LATENCY_S)
-      throw ConfigError(path, fmt::format("link \"{}\" would have a latency of {:g} s, outside {}",
-                                                        excerpt(link.name), link.latency_s,
-                                                        units::time_range(units::MAX_LATENCY_S)));
-  }
-}
-
-namespace {
 
 /// The scenario's name, fit to name a directory (out/<name>).
 std::string read_name(ObjectReader& root) {
@@ -65,59 +46,7 @@ std::shared_ptr<const Interface> create_plugin(const Plugin& plugin, const std::
   return Registry<Interface>::instance().create(plugin.name, plugin.params, section + "/name", section + "/params", kind);
 }
 
-platforms::LinkSpec read_link(ObjectReader& parent) {
-  ObjectReader link = parent.object("link");
-  platforms::LinkSpec spec;
-  spec.bandwidth_Bps = link.bandwidth_Bps("bandwidth", 25e9 / 8);
-  spec.latency_s = link.latency_s("latency", 1e-6);
-  link.finish();
-  return spec;
-}
 
-StragglerSpec read_stragglers(ObjectReader& r, int workers) {
-  StragglerSpec spec;
-  if (const json* f = r.find("speed_factors")) {
-    if (!f->is_array() || static_cast<int>(f->size()) != workers)
-      throw ConfigError(r.path_of("speed_factors"),
-                        fmt::format("expected an array of {} compute-time factors (one per worker), got {}", workers,
-                                    f->is_array() ? fmt::format("{} values", f->size()) : json_type_name(*f)));
-    for (std::size_t i = 0; i < f->size(); ++i)
-      spec.speed_factors.push_back(checked_number((*f)[i], fmt::format("{}/{}", r.path_of("speed_factors"), i),
-                                                  MIN_SPEED_FACTOR, MAX_SPEED_FACTOR));
-  }
-  if (const json* slow = r.find("slow")) {
-    if (!slow->is_array()) throw ConfigError(r.path_of("slow"), fmt::format("expected an array, got {}", json_type_name(*slow)));
-    if (spec.speed_factors.empty()) spec.speed_factors.assign(static_cast<std::size_t>(workers), 1.0);
-    for (std::size_t i = 0; i < slow->size(); ++i) {
-      ObjectReader e((*slow)[i], fmt::format("{}/{}", r.path_of("slow"), i));
-      const auto rank = e.required_integer("rank", 0, workers - 1);
-      const double factor = e.number("factor", 2.0, MIN_SPEED_FACTOR, MAX_SPEED_FACTOR);
-      e.finish();
-      double& combined = spec.speed_factors[static_cast<std::size_t>(rank)];
-      combined *= factor;
-      if (combined < MIN_SPEED_FACTOR || combined > MAX_SPEED_FACTOR)
-        throw ConfigError(e.path_of("factor"),
-                          fmt::format("rank {}'s factors multiply to {:g}, outside [{:g}, {:g}] (a compute-time "
-                                      "factor's range)",
-                                      rank, combined, MIN_SPEED_FACTOR, MAX_SPEED_FACTOR));
-    }
-  }
-  const std::string dist = r.choice("distribution", {"none", "normal", "lognormal", "exponential"}, "none");
-  spec.distribution = dist == "none"        ? NoiseDistribution::NONE
-                      : dist == "normal"    ? NoiseDistribution::NORMAL
-                      : dist == "lognormal" ? NoiseDistribution::LOGNORMAL
-                                            : NoiseDistribution::EXPONENTIAL;
-  if (spec.distribution == NoiseDistribution::NONE && r.raw().contains("sigma"))
-    throw ConfigError(r.path_of("sigma"), "only valid with a noise \"distribution\" (normal, lognormal, exponential)");
-  if (spec.distribution != NoiseDistribution::NONE && !r.raw().contains("sigma"))
-    throw ConfigError(r.path_of("sigma"), fmt::format("missing: distribution \"{}\" needs its \"sigma\" (a number > 0){}",
-                                                      dist, r.misspelling_hint("sigma")));
-  spec.sigma = r.number("sigma", 0.0, 0.0, 100.0);
-  if (spec.distribution != NoiseDistribution::NONE && spec.sigma <= 0)
-    throw ConfigError(r.path_of("sigma"),
-                      fmt::format("sigma 0 makes distribution \"{}\" draw no noise; give sigma > 0, or \"distribution\": \"none\"", dist));
-  return spec;
-}
 
 }  // namespace
 
@@ -144,31 +73,6 @@ std::string to_string(Granularity g) { return g == Granularity::STEPWISE ? "step
 
 namespace {
 
-/// "platform": the topology built for the workers and servers, its links in range.
-void read_platform(ObjectReader& root, Scenario& s) {
-  ObjectReader p = root.object("platform");
-  s.platform.topology = p.string("topology", "star");
-  platforms::TopologyRegistry::instance().check_name(s.platform.topology, "/platform/topology", "topology");
-  s.platform.workers = static_cast<int>(p.integer("workers", 8, 1, MAX_WORKERS));
-  s.platform.parameter_servers = static_cast<int>(p.integer("parameter_servers", 0, 0, MAX_WORKERS));
-  s.platform.link = read_link(p);
-  s.platform.routing = platforms::parse_routing(p.choice(
-      "routing", platforms::routing_names(), platforms::to_string(platforms::default_routing(s.platform.topology))));
-  json params = json::object();
-  if (const json* v = p.find("params")) params = *v;
-  p.finish();
-  auto builder = platforms::TopologyRegistry::instance().create(s.platform.topology, params, "/platform/topology",
-                                                                "/platform/params", "topology");
-  platforms::BuildRequest request;
-  request.workers = s.platform.workers;
-  request.parameter_servers = s.platform.parameter_servers;
-  request.link = s.platform.link;
-  s.platform.graph = builder->build(request);
-  platforms::check_connected(s.platform.graph, "/platform/params");
-  check_link_ranges(s.platform.graph, "/platform/params");
-  check_gpus_per_node(s.platform.graph, s.platform.workers, params.is_object() && params.contains("gpus_per_node"),
-                      "/platform/params/gpus_per_node");
-}
 
 /// "network" (a calibration merged in first): fidelity, model, granularity, link traces, software.
 void read_network(ObjectReader& root, Scenario& s, const std::string& base_dir) {
