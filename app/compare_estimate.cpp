@@ -76,7 +76,7 @@ WorkEstimate estimate_compare(const CompareWork& w) {
     if (!row.applicable) continue;
     ++e.iterations;
     if (!req.simulate) continue;
-    const auto& algo = w.algorithms[i]->resolve(w.group, req.bytes, w.ab[i]);
+    const auto& algo = models::resolve(*w.algorithms[i], w.group, req.bytes, w.ab[i]);
     const CallShape shape = all_ranks(algo, w.group, req.bytes, stepwise);
     // The option that scales it: its params (segments, trees), else the ranks (no schedule has
     // more steps for more bytes).

@@ -1,6 +1,8 @@
 // ddlsim: `ddlsim run` (app/run_command.hpp).
 #include "app/run_command.hpp"
 
+#include "scenario/run_plan.hpp"
+
 
 #include "analysis/output_dir.hpp"
 #include "analysis/run_outputs.hpp"
@@ -31,7 +33,7 @@ struct EstimateOnly {};
 /// engine exists (EngineSession::reserve_actors refuses the workers' when they are the larger
 /// demand, and turns guard pages off when only that makes the actors fit).
 void check_server_actors(const Scenario& s) {
-  if (s.platform.parameter_servers == 0 || detail::fiber_lane_applies(s)) return;
+  if (s.platform.parameter_servers == 0 || s.plan->fiber_lane()) return;
   const bool collective_servers =
       s.training.collective_algorithm->uses_servers() && s.network.fidelity != Fidelity::ANALYTIC;
   const ActorDemand workers{"/platform/workers", "workers", s.platform.workers, 1L + s.training.bucketing.max_inflight};

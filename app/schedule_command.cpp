@@ -52,8 +52,8 @@ json schedule_document(const ScheduleRequest& request) {
   try {
     // A meta-algorithm runs its pick for this network (without one, the pick of its own default).
     const models::Collective& runs =
-        network ? collective->resolve(group, request.bytes, *network) : *collective;
-    const std::string picked = network ? collective->resolved_name(group, request.bytes, *network) : "";
+        network ? models::resolve(*collective, group, request.bytes, *network) : *collective;
+    const std::string picked = network ? models::resolved_name(*collective, group, request.bytes, *network) : "";
     doc["runs"] = picked.empty() ? request.algorithm : picked;
     if (request.before_build)
       request.before_build(estimate_schedule(runs, group, request.bytes, request.pipelined,

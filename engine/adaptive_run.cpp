@@ -1,5 +1,6 @@
 // ddlsim: adaptive compression in a run, and the network "auto" picks with per iteration.
 #include "engine/context.hpp"
+#include "engine/lazy_runtime.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -45,6 +46,20 @@ const models::CollectiveGroup& RunState::resolution_group(int iteration, double 
     slot = std::make_unique<models::CollectiveGroup>(make_collective_group(
         topo, !stepwise(), scenario->platform.routing, scenario->seed, scenario->network.software));
   return *slot;
+}
+
+const models::Collective& RunState::gradient_collective(int iteration, double t, double bytes) {
+  if (!adaptive && network->constant()) return scenario->plan->gradient_collective(bytes);
+  const models::AlphaBeta pick = resolution_ab(iteration, t);  // a copy: resolution_group may extend the network
+  const auto& group = resolution_group(iteration, t);
+  return models::resolve(*scenario->training.collective_algorithm, group, bytes, pick);
+}
+
+std::string RunState::gradient_collective_name(int iteration, double t, double bytes) {
+  if (!adaptive && network->constant()) return scenario->plan->gradient_collective_name(bytes);
+  const models::AlphaBeta pick = resolution_ab(iteration, t);
+  const auto& group = resolution_group(iteration, t);
+  return collective_name(*this, group, bytes, pick);
 }
 
 void RunState::note_collective(int iteration, const std::string& name) {

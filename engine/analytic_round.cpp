@@ -9,7 +9,7 @@ namespace ddlsim::sim::detail {
 
 std::string collective_name(const RunState& ctx, const models::CollectiveGroup& group, double bytes,
                             const models::AlphaBeta& ab) {
-  auto name = ctx.scenario->training.collective_algorithm->resolved_name(group, bytes, ab);
+  auto name = models::resolved_name(*ctx.scenario->training.collective_algorithm, group, bytes, ab);
   return name.empty() ? ctx.scenario->training.collective.name : name;
 }
 
@@ -23,7 +23,6 @@ void post_analytic_arrivals(RunState& ctx, int iteration, const WorkerState& sta
 }
 
 double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerState& state) {
-  const auto& coll = *ctx.scenario->training.collective_algorithm;
   auto& round = ctx.rounds[iteration];
   const int slot = ctx.slot(rank);
   // max_inflight > 1: the collectives share the network (engine/concurrent_comm.cpp); else one at a time.
@@ -42,10 +41,8 @@ double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerStat
     const bool known = rank != 0 && memo.algorithm != nullptr && memo.start_s == start && memo.bytes == item.request.bytes;
     const models::Collective* chosen = memo.algorithm;
     if (!known) {
-      const models::AlphaBeta pick = ctx.resolution_ab(item.iteration, start);
-      const auto& group = ctx.resolution_group(item.iteration, start);
-      chosen = &coll.resolve(group, item.request.bytes, pick);
-      if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, group, item.request.bytes, pick));
+      chosen = &ctx.gradient_collective(item.iteration, start, item.request.bytes);
+      if (rank == 0) ctx.note_collective(item.iteration, ctx.gradient_collective_name(item.iteration, start, item.request.bytes));
     }
     const auto& algo = *chosen;
     if (!spans.empty()) {

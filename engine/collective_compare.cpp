@@ -3,8 +3,8 @@
 #include "models/units.hpp"
 #include "scenario/actor_capacity.hpp"
 #include "engine/s4u_emitter.hpp"
-#include "engine/analytic_network.hpp"
-#include "engine/collective_group.hpp"
+#include "scenario/analytic_network.hpp"
+#include "scenario/collective_group.hpp"
 #include "engine/engine.hpp"
 #include "engine/schedule_executor.hpp"
 #include "engine/simulation.hpp"
@@ -154,7 +154,7 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
     const auto& algo = *algorithms[i];
     ab_of.push_back(algo.uses_servers() ? ab_servers : ab_workers);
     if (!row.applicable) continue;
-    row.resolved = algo.resolved_name(group, req.bytes, ab_of[i]);
+    row.resolved = models::resolved_name(algo, group, req.bytes, ab_of[i]);
     if (row.resolved.empty() && params_of(names[i]).empty()) default_real.insert(names[i]);
     try {
       row.analytic_s = call_cost_s(req, algo, group) + algo.analytic_time_s(group, req.bytes, ab_of[i]);
@@ -178,7 +178,7 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
       sg4::Actor::create(fmt::format("rank-{}", r), platform.hosts[static_cast<std::size_t>(r)], session.guard([&, r]() {
         for (std::size_t i = 0; i < algorithms.size(); ++i) {
           if (!rows[i].applicable) continue;
-          const auto& algo = algorithms[i]->resolve(group, req.bytes, ab_of[i]);
+          const auto& algo = models::resolve(*algorithms[i], group, req.bytes, ab_of[i]);
           TrafficCounters traffic;
           barrier->wait();
           const double t0 = sg4::Engine::get_clock();

@@ -8,46 +8,6 @@
 
 namespace ddlsim::sim::detail {
 
-namespace {
-/// One call of the scenario's all-reduce of `bytes` on this platform's alpha and beta.
-std::function<double(double)> allreduce_cost(const RunState& ctx) {
-  return [&ctx](double bytes) {
-    const auto& algo = ctx.scenario->training.collective_algorithm->resolve(ctx.group, bytes, ctx.ab);
-    return call_cost_s(ctx, algo, bytes) + algo.analytic_time_s(ctx.group, bytes, ctx.ab);
-  };
-}
-}  // namespace
-
-void plan_buckets(RunState& ctx) {
-  const auto& scenario = *ctx.scenario;
-  const auto& spec = scenario.training.bucketing;
-  const auto& profile = scenario.workload.worker.profile;
-  switch (spec.policy) {
-    case BucketingPolicy::SIZE: ctx.plan.buckets = models::make_buckets(profile, spec.bucket_bytes); break;
-    case BucketingPolicy::DDP:
-      ctx.plan.buckets = models::make_buckets_ddp(profile, spec.first_bucket_bytes, spec.bucket_bytes);
-      break;
-    case BucketingPolicy::MGWFBP: {
-      // MG-WFBP's cost model: one call of the scenario's all-reduce on this platform's alpha and beta.
-      ctx.plan.buckets = models::make_buckets_mgwfbp(profile, allreduce_cost(ctx));
-      break;
-    }
-    case BucketingPolicy::HOROVOD: {
-      // The coordinator's next cycle waits for this one's collectives (models/horovod_fusion.cpp).
-      auto fused = models::make_buckets_horovod(profile, spec.fusion_threshold_bytes, spec.cycle_s, spec.overlap,
-                                                allreduce_cost(ctx));
-      ctx.plan.buckets = std::move(fused.buckets);
-      ctx.launch_wait_s = std::move(fused.wait_s);
-      const auto& st = scenario.training.stragglers;
-      if (!st.speed_factors.empty() || st.distribution != NoiseDistribution::NONE)
-        ctx.result.notes.emplace_back(
-            "bucketing \"horovod\": the fused buckets and each one's wait for its cycle come from the profile's "
-            "nominal backward times; stragglers and noise move when gradients are ready, not the plan");
-      break;
-    }
-  }
-}
-
 std::vector<sg4::Host*> channel_hosts(const Context& ctx) {
   const auto& hosts = ctx.platform.hosts;
   if (ctx.scenario->training.bucketing.max_inflight <= 1) return hosts;
@@ -76,7 +36,7 @@ std::vector<AnalyticSpan> concurrent_spans(RunState& ctx, const std::vector<Queu
   const auto spans = models::schedule_concurrent(ready, k, [&](std::size_t j, double start) {
     const auto& item = pending[j];
     const auto& algo =
-        coll.resolve(ctx.resolution_group(item.iteration, start), item.request.bytes, ctx.resolution_ab(item.iteration, start));
+        models::resolve(coll, ctx.resolution_group(item.iteration, start), item.request.bytes, ctx.resolution_ab(item.iteration, start));
     const CostTerms cost = cost_terms(algo, ctx.group, item.request.bytes, ctx.network->at(start));
     return models::ConcurrentCost{call_cost_s(ctx, algo, item.request.bytes) + cost.latency_s, cost.transfer_s};
   });

@@ -50,7 +50,7 @@ class LazyRuntime : public models::Runtime {
   /// Untraced, one step: the same additions in the same order as compute() layer by layer.
   void compute_layers(const std::vector<models::Layer>& layers, std::size_t first, std::size_t last,
                       models::Phase phase) override {
-    if (ctx_.traced(rank_, iteration_)) return models::Runtime::compute_layers(layers, first, last, phase);
+    if (ctx_.traced(rank_, iteration_)) return models::WorkerCompute::compute_layers(layers, first, last, phase);
     const bool forward = phase == models::Phase::FORWARD;
     double debt = debt_, compute_s = 0;
     bool any = false;

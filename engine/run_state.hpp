@@ -7,7 +7,7 @@
 #pragma once
 
 #include "engine/analytic_links.hpp"
-#include "engine/analytic_network.hpp"
+#include "scenario/analytic_network.hpp"
 #include "engine/run_control.hpp"
 #include "engine/simulation.hpp"
 #include "engine/worker_classes.hpp"
@@ -143,6 +143,12 @@ struct RunState {
   /// with a contention estimate (not the uniform star) one whose estimate prices every link at its
   /// traced value then (the closed forms alone would see only alpha and beta).
   const models::CollectiveGroup& resolution_group(int iteration, double t);
+  /// What the gradient collective runs for a call of `bytes` among all workers in `iteration`,
+  /// starting at `t`, and its name in the records: on a constant network without adaptive
+  /// compression, what the plan resolved at load (RunPlan::gradient_collective); else the pick with
+  /// resolution_ab and resolution_group at that moment.
+  const models::Collective& gradient_collective(int iteration, double t, double bytes);
+  std::string gradient_collective_name(int iteration, double t, double bytes);
   /// Records that `iteration` ran its gradient collective with `name` (worker 0's calls).
   void note_collective(int iteration, const std::string& name);
 };
@@ -170,9 +176,6 @@ inline void add_traffic(const TrafficCounters& c, double& bytes, std::int64_t& m
 std::vector<int> rotation(int workers, int root);
 
 // ---- framework bucketing and concurrent collectives (engine/concurrent_comm.cpp) ----
-/// The plan's buckets under the scenario's bucketing policy, and Horovod's launch waits.
-void plan_buckets(RunState& ctx);
-
 /// Analytic fidelity, max_inflight > 1: per pending all-reduce (submit order), this worker's
 /// dispatch (`own_s`), the collective's start and end (models::schedule_concurrent, the same on
 /// every worker), its share of the stream's busy time (the union of [own, end]) and a timeline row.

@@ -16,7 +16,7 @@
 
 #include "models/collective.hpp"
 #include "models/rank_traffic.hpp"
-#include "engine/executor_network.hpp"
+#include "scenario/executor_network.hpp"
 #include "engine/s4u_emitter.hpp"
 
 #include <cstdint>

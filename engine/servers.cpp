@@ -95,7 +95,7 @@ void collective_server(Context& ctx, int server) {
     ctx.collective_ready[s]->acquire();
     const double bytes = ctx.collective_jobs[s].front();
     ctx.collective_jobs[s].pop_front();
-    const auto& algo = coll.resolve(ctx.group, bytes, ctx.ab);
+    const auto& algo = models::resolve(coll, ctx.group, bytes, ctx.ab);
     TrafficCounters traffic;
     const auto steps = rank_steps(algo, rank, ctx.group, bytes, ctx.stepwise());
     ctx.executor->run(rank, *steps, traffic);

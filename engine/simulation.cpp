@@ -1,11 +1,11 @@
 #include "engine/simulation.hpp"
 
-#include "scenario/compression_plan.hpp"
+#include "scenario/run_plan.hpp"
 
 #include "models/compressor.hpp"
 #include "engine/s4u_emitter.hpp"
-#include "engine/analytic_network.hpp"
-#include "engine/collective_group.hpp"
+#include "scenario/analytic_network.hpp"
+#include "scenario/collective_group.hpp"
 #include "engine/context.hpp"
 #include "engine/engine.hpp"
 #include "engine/fiber_lane.hpp"
@@ -57,17 +57,14 @@ platforms::LinkConfigurator link_traces(const NetworkSpec& net, const platforms:
 namespace detail {
 
 void prepare_context(RunState& ctx, const Scenario& scenario, const RunOptions& options) {
+  const RunPlan& plan = *scenario.plan;  // decided when the scenario was loaded (scenario/run_plan.hpp)
   ctx.scenario = &scenario;
   ctx.options = &options;
+  ctx.plan = plan.training;
   ctx.plan.profile = &scenario.workload.worker.profile;
-  ctx.plan.iterations = scenario.workload.iterations;
-  ctx.plan.overlap = scenario.training.bucketing.overlap;
-  ctx.plan.framework_overhead_s = scenario.workload.framework_overhead_s;
-  ctx.plan.copy_bandwidth_Bps = scenario.training.bucketing.copy_bandwidth_Bps;
-  ctx.group = make_collective_group(scenario.platform.graph, !ctx.stepwise(), scenario.platform.routing,
-                                    scenario.seed, scenario.network.software);  // + ranks per node, contention cost
-  ctx.network = std::make_unique<AnalyticNetwork>(scenario.platform.graph, scenario.network);
-  ctx.ab = ctx.network->at(0);  // the network model's factors applied (auto picks with it)
+  ctx.group = plan.group;
+  ctx.network = std::make_unique<AnalyticNetwork>(*plan.network);  // this run's copy: at() extends it
+  ctx.ab = plan.ab;
   if (ctx.analytic() && scenario.training.sync_model->traits().uses_collective) {  // links.csv (engine/analytic_links.hpp)
     if (AnalyticLinks::countable(ctx.group)) {
       const auto& software = scenario.network.software;
@@ -81,29 +78,16 @@ void prepare_context(RunState& ctx, const Scenario& scenario, const RunOptions& 
       ctx.result.notes.push_back(ctx.result.links_omitted);
     }
   }
-  detail::plan_buckets(ctx);  // the bucketing policy's buckets (engine/concurrent_comm.cpp)
-  ctx.plan.compression = compress_buckets(scenario, ctx.plan.buckets);
+  ctx.launch_wait_s = plan.launch_wait_s;
+  for (const auto& note : plan.notes) ctx.result.notes.push_back(note);
   ctx.result.compression = ctx.plan.compression;
-  if (const auto& adaptive = scenario.training.adaptive; adaptive.enabled) {
-    for (const auto& comp : adaptive.candidates) {
-      ctx.plan.compression_variants.push_back(compress_buckets(scenario, *comp, ctx.plan.buckets));
-      ctx.variant_cr.push_back(kept_fraction(*comp, ctx.plan.buckets));
-    }
+  ctx.variant_cr = plan.variant_cr;
+  if (const auto& adaptive = scenario.training.adaptive; adaptive.enabled)
     ctx.adaptive = std::make_unique<detail::AdaptiveRun>(
         models::AdaptiveController(adaptive.settings, *adaptive.gain, scenario.workload.worker.profile.iteration_compute_s()));
-  }
-  if (!ctx.plan.compression.empty())  // the selecting worker of each iteration (AR-Topk)
-    for (int it = 0; it < ctx.plan.iterations; ++it)
-      ctx.plan.roots.push_back(
-          scenario.training.compressor_model->root(it, scenario.platform.workers, scenario.seed));
   for (const auto& b : ctx.plan.buckets) ctx.result.bucket_bytes.push_back(b.bytes);
-  // What "auto" runs, per bucket size (as sent); under adaptive compression iterations.csv says, per iteration.
-  if (scenario.training.sync_model->traits().uses_collective && !scenario.training.adaptive.enabled) {
-    auto sent = ctx.plan.buckets;
-    for (std::size_t b = 0; b < ctx.plan.compression.size(); ++b) sent[b].bytes = ctx.plan.compression[b].comm_bytes;
-    ctx.result.collective_choices = collective_choices(*scenario.training.collective_algorithm, ctx.group, ctx.ab, sent);
-  }
-  ctx.static_cr = ctx.plan.compression.empty() ? 1.0 : kept_fraction(*scenario.training.compressor_model, ctx.plan.buckets);
+  ctx.result.collective_choices = plan.collective_choices;
+  ctx.static_cr = plan.static_cr;
   ctx.graph = scenario.training.graph;
   ctx.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
   ctx.result.workers.resize(static_cast<std::size_t>(scenario.platform.workers));
@@ -119,7 +103,7 @@ void prepare_context(RunState& ctx, const Scenario& scenario, const RunOptions& 
 
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
                           const RunOptions& options) {
-  if (!options.simgrid_analytic && detail::fiber_lane_applies(scenario)) return detail::simulate_on_fibers(scenario, options);
+  if (!options.simgrid_analytic && scenario.plan->fiber_lane()) return detail::simulate_on_fibers(scenario, options);
   // On the heap: a run stopped within an iteration leaves them to the process's end (run_stoppable).
   auto session_owner = std::make_unique<EngineSession>(engine_args, scenario.network);
   EngineSession& session = *session_owner;

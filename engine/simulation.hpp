@@ -7,7 +7,7 @@
 // model uses servers; collects typed records for analysis/.
 #pragma once
 
-#include "engine/collective_group.hpp"
+#include "scenario/collective_group.hpp"
 #include "engine/iteration_records.hpp"
 #include "models/adaptive_compression.hpp"
 #include "scenario/scenario.hpp"
@@ -97,11 +97,5 @@ struct RunOptions {
 /// Throws std::runtime_error on a simulated deadlock.
 SimulationResult simulate(const Scenario& scenario, const std::vector<std::string>& engine_args,
                           const RunOptions& options = {});
-
-/// The alpha (worst host-to-host path latency from worker 0) and beta (inverse
-/// of the slowest link's bandwidth) used by analytic fidelity; on a platform of
-/// multi-GPU nodes (Topology::gpus_per_node > 0) also the intra-node pair `local`:
-/// twice the worst worker-link latency and the inverse of the slowest worker link.
-models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topology);
 
 }  // namespace ddlsim::sim

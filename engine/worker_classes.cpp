@@ -102,9 +102,9 @@ void WorkerClasses::add_traffic(const models::CollectiveGroup& group, std::vecto
 }
 
 std::unique_ptr<WorkerClasses> worker_classes(const Scenario& scenario) {
-  auto partition = worker_partition(scenario);
+  const auto& partition = scenario.plan->classes;  // scenario/run_plan.hpp
   if (!partition) return nullptr;
-  return std::make_unique<WorkerClasses>(std::move(*partition));
+  return std::make_unique<WorkerClasses>(*partition);
 }
 
 }  // namespace ddlsim::sim::detail

@@ -145,10 +145,8 @@ void comm_stream(Context& ctx, int rank, int slot) {
         }
       if (req.group.empty()) {
         // "auto" picks its algorithm for this platform's alpha and beta (at this iteration).
-        const models::AlphaBeta pick = ctx.resolution_ab(item.iteration, t0);
-        const auto& group = ctx.resolution_group(item.iteration, t0);
-        const auto& algo = coll.resolve(group, req.bytes, pick);
-        if (rank == 0) ctx.note_collective(item.iteration, collective_name(ctx, group, req.bytes, pick));
+        const auto& algo = ctx.gradient_collective(item.iteration, t0, req.bytes);
+        if (rank == 0) ctx.note_collective(item.iteration, ctx.gradient_collective_name(item.iteration, t0, req.bytes));
         // Every call pays its launch and handshake cost before its first message.
         if (const double call = call_cost_s(ctx, algo, req.bytes); call > 0) sg4::this_actor::sleep_for(call);
         TrafficCounters traffic;
@@ -164,7 +162,7 @@ void comm_stream(Context& ctx, int rank, int slot) {
         // the subgroup has no platform-aware cost), its ranks mapped to the members' hosts.
         const models::CollectiveGroup sub(static_cast<int>(req.group.size()));
         const auto me = static_cast<int>(std::lower_bound(req.group.begin(), req.group.end(), rank) - req.group.begin());
-        const auto& algo = coll.resolve(sub, req.bytes, ctx.ab);
+        const auto& algo = models::resolve(coll, sub, req.bytes, ctx.ab);
         if (sub.workers > 1 && ctx.scenario->network.collective_call_s > 0)
           sg4::this_actor::sleep_for(ctx.scenario->network.collective_call_s);
         TrafficCounters traffic;

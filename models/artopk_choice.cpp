@@ -1,5 +1,7 @@
 #include "models/artopk_choice.hpp"
 
+#include <random>
+
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -76,6 +78,13 @@ ArtopkChoice choose_artopk(int n, double alpha_s, double beta_s_per_byte, double
   else
     out.fastest = out.tree_beats_allgather ? ArtopkCollective::ARTOPK_TREE : ArtopkCollective::ALLGATHER;
   return out;
+}
+
+int artopk_root(const std::string& selection, int iteration, int workers, std::uint64_t seed) {
+  if (workers <= 1) return 0;
+  if (selection == "star") return iteration % workers;
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(iteration));
+  return static_cast<int>(rng() % static_cast<std::uint64_t>(workers));
 }
 
 }  // namespace ddlsim::models

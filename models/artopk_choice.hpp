@@ -31,6 +31,7 @@
 // (alpha/beta)/c_tree_over_ag < M_c < (alpha/beta)/c_ring_over_tree.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace ddlsim::models {
@@ -82,5 +83,11 @@ ArtopkCoefficients artopk_coefficients(int n);
 /// beats the all-gather and the ring does not beat it, else the all-gather. With n = 1
 /// there is nothing to communicate: every cost is 0 and the all-gather is returned.
 ArtopkChoice choose_artopk(int n, double alpha_s, double beta_s_per_byte, double mc_bytes);
+
+/// The worker whose top-k indices every worker follows in `iteration` (the seed's index
+/// broadcaster): "star" (STAR-Topk) takes the workers round-robin, iteration mod N, as the seed's
+/// star_topk.py; "var" (VAR-Topk) takes the worker with the most volatile gradients, which a timing
+/// model does not have: a draw seeded by (seed, iteration) stands for it. 0 for a single worker.
+int artopk_root(const std::string& selection, int iteration, int workers, std::uint64_t seed);
 
 }  // namespace ddlsim::models

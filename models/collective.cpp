@@ -27,6 +27,24 @@ std::vector<RankStep> Collective::rank_phases(int rank, const CollectiveGroup& g
   return merge_steps(rank_schedule(rank, group, bytes));
 }
 
+const Collective& resolve(const Collective& collective, const CollectiveGroup& group, double bytes,
+                          const AlphaBeta& ab) {
+  const auto* selector = dynamic_cast<const CollectiveSelector*>(&collective);
+  return selector != nullptr ? selector->resolve(group, bytes, ab) : collective;
+}
+
+std::string resolved_name(const Collective& collective, const CollectiveGroup& group, double bytes,
+                          const AlphaBeta& ab) {
+  const auto* selector = dynamic_cast<const CollectiveSelector*>(&collective);
+  return selector != nullptr ? selector->resolved_name(group, bytes, ab) : std::string();
+}
+
+std::optional<CollectiveChoice> choice(const Collective& collective, const CollectiveGroup& group, double bytes,
+                                       const AlphaBeta& ab) {
+  const auto* selector = dynamic_cast<const CollectiveSelector*>(&collective);
+  return selector != nullptr ? selector->choice(group, bytes, ab) : std::nullopt;
+}
+
 }  // namespace ddlsim::models
 
 namespace ddlsim::models {

@@ -63,7 +63,7 @@ struct AlphaBeta {
   std::shared_ptr<const SoftwareCost> software;
   /// Which part of a step's cost step_s() returns: all of it, only its latency terms (overheads,
   /// latency, handshake), or only its transfer term -- so the closed forms split into a latency
-  /// and a transfer part with software costs too (engine/analytic_network.cpp).
+  /// and a transfer part with software costs too (scenario/analytic_network.cpp).
   enum class Part { ALL, LATENCY, TRANSFER };
   Part part = Part::ALL;
   [[nodiscard]] AlphaBeta only(Part p) const {
@@ -137,29 +137,40 @@ class Collective {
                                                                double bytes) const {
     return std::make_unique<ScheduleSource>(rank_schedule(rank, group, bytes));
   }
-  /// For meta-algorithms such as "auto": the algorithm actually used for this
-  /// call; empty for an ordinary algorithm.
-  [[nodiscard]] virtual std::string resolved_name(const CollectiveGroup&, double, const AlphaBeta&) const { return {}; }
-  /// For meta-algorithms: the pick with its cost and the basis of the choice; nullopt
-  /// for an ordinary algorithm.
-  [[nodiscard]] virtual std::optional<CollectiveChoice> choice(const CollectiveGroup&, double, const AlphaBeta&) const {
-    return std::nullopt;
-  }
   /// Pipelined granularity: consecutive steps with the same (kind, peer) pattern
   /// merged into one step carrying their bytes and latency_steps. Algorithms may
   /// override this with a direct O(1)-per-phase construction.
   [[nodiscard]] virtual std::vector<RankStep> rank_phases(int rank, const CollectiveGroup& group,
                                                           double bytes) const;
-  /// The algorithm that runs for this call: plain algorithms return themselves; a
-  /// meta-collective ("auto") returns the one it picks for this group, size and network
-  /// (by the group's NetworkCost when it has one, else by the closed forms; the one
-  /// resolved_name() names). Its own rank_schedule()
-  /// has no network to pick with; running resolve(...).rank_schedule(...) uses this one.
-  [[nodiscard]] virtual const Collective& resolve(const CollectiveGroup& /*group*/, double /*bytes*/,
-                                                  const AlphaBeta& /*ab*/) const {
-    return *this;
-  }
 };
+
+/// A meta-collective ("auto" and its kin, models/collectives/auto.cpp, models/gathered_auto.cpp;
+/// models/dependent_rounds.hpp around one): a Collective that picks, per call, the algorithm that
+/// runs, by the group's NetworkCost when it has one, else by the closed forms. Plain algorithms are
+/// not selectors; ask through the free functions below, which answer for both.
+class CollectiveSelector {
+ public:
+  virtual ~CollectiveSelector() = default;
+  /// The algorithm that runs for this call (its rank_schedule() has no network to pick with).
+  [[nodiscard]] virtual const Collective& resolve(const CollectiveGroup& group, double bytes,
+                                                  const AlphaBeta& ab) const = 0;
+  /// The name of that algorithm; empty when the selector runs itself.
+  [[nodiscard]] virtual std::string resolved_name(const CollectiveGroup& group, double bytes,
+                                                  const AlphaBeta& ab) const = 0;
+  /// The pick with its cost and the basis of the choice; nullopt when the selector runs itself.
+  [[nodiscard]] virtual std::optional<CollectiveChoice> choice(const CollectiveGroup& group, double bytes,
+                                                               const AlphaBeta& ab) const = 0;
+};
+
+/// The algorithm that runs when `collective` is called: itself, or a selector's pick.
+const Collective& resolve(const Collective& collective, const CollectiveGroup& group, double bytes,
+                          const AlphaBeta& ab);
+/// The name of a selector's pick; empty for a plain algorithm.
+std::string resolved_name(const Collective& collective, const CollectiveGroup& group, double bytes,
+                          const AlphaBeta& ab);
+/// A selector's pick with its cost and basis; nullopt for a plain algorithm.
+std::optional<CollectiveChoice> choice(const Collective& collective, const CollectiveGroup& group, double bytes,
+                                       const AlphaBeta& ab);
 
 /// Merges consecutive steps with identical (kind, peer) op lists (the default rank_phases).
 std::vector<RankStep> merge_steps(std::vector<RankStep> steps);

@@ -56,9 +56,6 @@ class Compressor {
   [[nodiscard]] virtual double state_buffers() const { return error_feedback() ? 1.0 : 0.0; }
   /// How the index set is encoded on the wire, one line (for the summary and docs).
   [[nodiscard]] virtual std::string index_encoding() const { return "none (dense)"; }
-  /// The worker whose selection the others follow in `iteration` (AR-Topk's index broadcaster);
-  /// 0 for compressors without one.
-  [[nodiscard]] virtual int root(int /*iteration*/, int /*workers*/, std::uint64_t /*seed*/) const { return 0; }
   /// The dependent collective calls a bucket's `wire_bytes` (encode(...).wire_bytes) goes out in, in
   /// order: each call needs the previous one's result (PowerSGD: P, then Q computed from the reduced
   /// P). One call by default.

@@ -77,7 +77,7 @@ std::unique_ptr<StepSource> DependentRounds::rank_steps(int rank, const Collecti
 const Collective& DependentRounds::resolve(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const {
   if (!per_round_.empty()) return *this;
   std::vector<const Collective*> picks;
-  for (const double b : compressor_->rounds(bytes)) picks.push_back(&inner_->resolve(group, b, ab));
+  for (const double b : compressor_->rounds(bytes)) picks.push_back(&models::resolve(*inner_, group, b, ab));
   bool plain = true;
   for (const auto* p : picks) plain = plain && p == inner_.get();
   if (plain) return *this;
@@ -90,7 +90,7 @@ std::string DependentRounds::resolved_name(const CollectiveGroup& group, double 
   if (!per_round_.empty()) return {};
   std::string out;
   for (const double b : compressor_->rounds(bytes)) {
-    auto name = inner_->resolved_name(group, b, ab);
+    auto name = models::resolved_name(*inner_, group, b, ab);
     if (name.empty()) return {};  // a plain inner algorithm: its own name
     if (out.empty() || out != name) out = out.empty() ? name : out + ", then " + name;
   }
@@ -102,7 +102,7 @@ std::optional<CollectiveChoice> DependentRounds::choice(const CollectiveGroup& g
   if (!per_round_.empty()) return std::nullopt;
   std::optional<CollectiveChoice> out;
   for (const double b : compressor_->rounds(bytes)) {
-    auto c = inner_->choice(group, b, ab);
+    auto c = models::choice(*inner_, group, b, ab);
     if (!c) return std::nullopt;
     if (!out) {
       out = c;

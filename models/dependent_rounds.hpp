@@ -20,7 +20,7 @@ namespace ddlsim::models {
 /// DependentRounds (each round is an all-reduce of its own, with its own launch), else 1.
 int collective_calls(const Collective& algorithm, double bytes);
 
-class DependentRounds final : public Collective {
+class DependentRounds final : public Collective, public CollectiveSelector {
  public:
   /// `inner` runs every round; `compressor` splits a call's bytes into rounds.
   DependentRounds(std::shared_ptr<const Collective> inner, std::shared_ptr<const Compressor> compressor);

@@ -9,7 +9,7 @@ namespace ddlsim::models {
 namespace {
 
 /// "auto" under a gathering compressor: per call, the all-gather with the smallest closed form.
-class CheapestAllgather final : public Collective {
+class CheapestAllgather final : public Collective, public CollectiveSelector {
  public:
   explicit CheapestAllgather(std::vector<std::pair<std::string, std::unique_ptr<Collective>>> candidates)
       : candidates_(std::move(candidates)) {}
@@ -71,7 +71,7 @@ class ArtopkAllgather final : public Collective {
 
 /// "auto" under AR-Topk: per call, the seed's alpha-beta inequalities pick AR-Topk over a ring,
 /// over a tree, or the all-gather of every worker's top-k (models/artopk_choice.hpp).
-class ArtopkAuto final : public Collective {
+class ArtopkAuto final : public Collective, public CollectiveSelector {
  public:
   ArtopkAuto() {
     auto& r = CollectiveRegistry::instance();

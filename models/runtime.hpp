@@ -1,4 +1,5 @@
-// ddlsim: the worker side of the Runtime facade that sync models are written against
+// ddlsim: the worker side of the Runtime facade that sync models are written against, in roles
+// (WorkerCompute: compute and the stream; IterationRecords; PeerComm: point to point)
 // (models/sync_model.hpp); engine/worker_runtime.cpp implements it on SimGrid, tests with fakes.
 //
 // Worker side:
@@ -60,9 +61,10 @@ struct Message {
 /// A point-to-point operation in flight (isend, irecv, put), to wait for once.
 using CommHandle = std::int64_t;
 
-class Runtime {
+/// Compute and the communication stream: what every engine gives every worker.
+class WorkerCompute {
  public:
-  virtual ~Runtime() = default;
+  virtual ~WorkerCompute() = default;
   [[nodiscard]] virtual int rank() const = 0;
   [[nodiscard]] virtual int workers() const = 0;
   [[nodiscard]] virtual int servers() const = 0;
@@ -78,9 +80,14 @@ class Runtime {
   virtual void submit(const CommRequest& request) = 0;
   /// Blocks until every submitted communication has finished.
   virtual void wait_comm() = 0;
+};
+
+/// A worker's per-iteration records, and the per-iteration decisions the run makes for it.
+class IterationRecords {
+ public:
+  virtual ~IterationRecords() = default;
   virtual void iteration_begin(int iteration) = 0;
   virtual void iteration_end(int iteration) = 0;
-
   /// Which of the plan's compression variants iteration `iteration` runs (adaptive compression:
   /// the candidate ratio the controller chose); -1: plan.compression. Called once per iteration,
   /// in order, before its compute.
@@ -89,6 +96,11 @@ class Runtime {
   /// have sent under the always-send baseline, `sent` were sent. Called once per iteration.
   virtual void record_events(std::int64_t /*sent*/, std::int64_t /*possible*/) {}
 };
+
+/// What every sync model's worker loop runs on (SyncModel::run_worker): both roles above. Each
+/// engine implements it (engine/worker_runtime.cpp on SimGrid, engine/lazy_runtime.hpp on the
+/// fiber lane); tests implement it with fakes (tests/models/fake_runtime.hpp).
+class Runtime : public WorkerCompute, public IterationRecords {};
 
 /// Point to point between workers, outside the communication stream (flows at every fidelity):
 /// what a decentralised model needs beyond Runtime (SyncModel::run_peer_worker). The SimGrid engine

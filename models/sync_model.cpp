@@ -23,7 +23,7 @@ std::string to_string(Phase phase) {
   return "?";
 }
 
-void Runtime::compute_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last, Phase phase) {
+void WorkerCompute::compute_layers(const std::vector<Layer>& layers, std::size_t first, std::size_t last, Phase phase) {
   if (phase == Phase::FORWARD)
     for (std::size_t k = first; k < last; ++k) compute(layers[k].forward_s, phase, layers[k].name);
   else

@@ -1,6 +1,8 @@
 // ddlsim: the per-bucket compression plan (scenario/compression_plan.hpp).
 #include "scenario/compression_plan.hpp"
 
+#include "models/artopk_choice.hpp"
+
 namespace ddlsim::sim {
 
 std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const std::vector<models::Bucket>& buckets) {
@@ -41,6 +43,16 @@ double kept_fraction(const models::Compressor& comp, const std::vector<models::B
     dense += b.bytes / models::DENSE_ELEMENT_BYTES;
   }
   return dense > 0 ? kept / dense : 1.0;
+}
+
+std::vector<int> selecting_workers(const Scenario& scenario) {
+  const auto& comp = *scenario.training.compressor_model;
+  if (comp.aggregation() != models::Aggregation::ARTOPK) return {};
+  const std::string selection = comp.settings().at("selection").get<std::string>();
+  std::vector<int> out;
+  for (int it = 0; it < scenario.workload.iterations; ++it)
+    out.push_back(models::artopk_root(selection, it, scenario.platform.workers, scenario.seed));
+  return out;
 }
 
 }  // namespace ddlsim::sim

@@ -18,6 +18,11 @@ std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario
 std::vector<models::BucketCompression> compress_buckets(const Scenario& scenario, const models::Compressor& comp,
                                                         const std::vector<models::Bucket>& buckets);
 
+/// Per iteration, the worker whose top-k indices the others follow under AR-Topk
+/// (models/artopk_choice.hpp: artopk_root, by the compressor's "selection"); empty for every other
+/// compressor, whose collectives run unrotated.
+std::vector<int> selecting_workers(const Scenario& scenario);
+
 /// The fraction of the buckets' gradient elements `comp` sends (k/n).
 double kept_fraction(const models::Compressor& comp, const std::vector<models::Bucket>& buckets);
 

@@ -2,10 +2,130 @@
 #include "scenario/run_plan.hpp"
 
 #include "models/collective.hpp"
+#include "models/dependent_rounds.hpp"
 #include "models/sync_model.hpp"
+#include "scenario/compression_plan.hpp"
 
 #include <algorithm>
 #include <map>
+
+namespace ddlsim::sim {
+namespace {
+
+/// One call of the scenario's all-reduce of `bytes` on the plan's group and alpha-beta: the
+/// library's launch (none among a single rank) and the closed form.
+std::function<double(double)> allreduce_cost(const Scenario& scenario, const RunPlan& plan) {
+  return [&scenario, &plan](double bytes) {
+    const auto& algo = models::resolve(*scenario.training.collective_algorithm, plan.group, bytes, plan.ab);
+    const double call_s = plan.group.workers > 1 || algo.uses_servers()
+                              ? scenario.network.collective_call_s * models::collective_calls(algo, bytes)
+                              : 0.0;
+    return call_s + algo.analytic_time_s(plan.group, bytes, plan.ab);
+  };
+}
+
+/// The buckets under the scenario's bucketing policy (size cap, PyTorch DDP, MG-WFBP, Horovod's
+/// tensor fusion with each bucket's wait for its cycle).
+void plan_buckets(const Scenario& scenario, RunPlan& plan) {
+  const auto& spec = scenario.training.bucketing;
+  const auto& profile = scenario.workload.worker.profile;
+  auto& buckets = plan.training.buckets;
+  switch (spec.policy) {
+    case BucketingPolicy::SIZE: buckets = models::make_buckets(profile, spec.bucket_bytes); break;
+    case BucketingPolicy::DDP:
+      buckets = models::make_buckets_ddp(profile, spec.first_bucket_bytes, spec.bucket_bytes);
+      break;
+    case BucketingPolicy::MGWFBP:
+      // MG-WFBP's cost model: one call of the scenario's all-reduce on this platform's alpha and beta.
+      buckets = models::make_buckets_mgwfbp(profile, allreduce_cost(scenario, plan));
+      break;
+    case BucketingPolicy::HOROVOD: {
+      // The coordinator's next cycle waits for this one's collectives (models/horovod_fusion.cpp).
+      auto fused = models::make_buckets_horovod(profile, spec.fusion_threshold_bytes, spec.cycle_s, spec.overlap,
+                                                allreduce_cost(scenario, plan));
+      buckets = std::move(fused.buckets);
+      plan.launch_wait_s = std::move(fused.wait_s);
+      const auto& st = scenario.training.stragglers;
+      if (!st.speed_factors.empty() || st.distribution != NoiseDistribution::NONE)
+        plan.notes.emplace_back(
+            "bucketing \"horovod\": the fused buckets and each one's wait for its cycle come from the profile's "
+            "nominal backward times; stragglers and noise move when gradients are ready, not the plan");
+      break;
+    }
+  }
+}
+
+/// The buckets' compression under the scenario's compressor and each adaptive candidate, and
+/// AR-Topk's selecting worker per iteration.
+void plan_compression(const Scenario& scenario, RunPlan& plan) {
+  auto& training = plan.training;
+  training.compression = compress_buckets(scenario, training.buckets);
+  if (const auto& adaptive = scenario.training.adaptive; adaptive.enabled)
+    for (const auto& comp : adaptive.candidates) {
+      training.compression_variants.push_back(compress_buckets(scenario, *comp, training.buckets));
+      plan.variant_cr.push_back(kept_fraction(*comp, training.buckets));
+    }
+  if (!training.compression.empty()) training.roots = selecting_workers(scenario);
+  plan.static_cr =
+      training.compression.empty() ? 1.0 : kept_fraction(*scenario.training.compressor_model, training.buckets);
+}
+
+/// The gradient collective resolved for every bucket as sent (RunPlan::resolved).
+void resolve_collective(const Scenario& scenario, RunPlan& plan) {
+  plan.collective = scenario.training.collective_algorithm;
+  plan.collective_name = scenario.training.collective.name;
+  if (!scenario.training.sync_model->traits().uses_collective || scenario.training.adaptive.enabled) return;
+  const auto& training = plan.training;
+  for (std::size_t b = 0; b < training.buckets.size(); ++b) {
+    const double bytes = b < training.compression.size() ? training.compression[b].comm_bytes : training.buckets[b].bytes;
+    if (plan.resolved.count(bytes) != 0) continue;
+    auto name = models::resolved_name(*plan.collective, plan.group, bytes, plan.ab);
+    plan.resolved.emplace(bytes, RunPlan::Resolved{&models::resolve(*plan.collective, plan.group, bytes, plan.ab),
+                                                   name.empty() ? plan.collective_name : std::move(name)});
+  }
+}
+
+}  // namespace
+
+RunPlan plan_run(const Scenario& scenario) {
+  RunPlan plan;
+  plan.fiber_lane_exclusion = detail::fiber_lane_exclusion(scenario);
+  plan.replication_exclusion = detail::replication_exclusion(scenario);
+  plan.classes = detail::worker_partition(scenario);
+  plan.group = make_collective_group(scenario.platform.graph, scenario.network.granularity == Granularity::PIPELINED,
+                                     scenario.platform.routing, scenario.seed, scenario.network.software);
+  auto network = std::make_shared<AnalyticNetwork>(scenario.platform.graph, scenario.network);
+  plan.ab = network->at(0);
+  plan.network = std::move(network);
+  auto& training = plan.training;
+  training.iterations = scenario.workload.iterations;
+  training.overlap = scenario.training.bucketing.overlap;
+  training.framework_overhead_s = scenario.workload.framework_overhead_s;
+  training.copy_bandwidth_Bps = scenario.training.bucketing.copy_bandwidth_Bps;
+  plan_buckets(scenario, plan);
+  plan_compression(scenario, plan);
+  // What "auto" runs, per bucket size (as sent); under adaptive compression iterations.csv says, per iteration.
+  if (scenario.training.sync_model->traits().uses_collective && !scenario.training.adaptive.enabled) {
+    auto sent = training.buckets;
+    for (std::size_t b = 0; b < training.compression.size(); ++b) sent[b].bytes = training.compression[b].comm_bytes;
+    plan.collective_choices = collective_choices(*scenario.training.collective_algorithm, plan.group, plan.ab, sent);
+  }
+  resolve_collective(scenario, plan);
+  return plan;
+}
+
+const models::Collective& RunPlan::gradient_collective(double bytes) const {
+  if (auto found = resolved.find(bytes); found != resolved.end()) return *found->second.algorithm;
+  return models::resolve(*collective, group, bytes, ab);
+}
+
+std::string RunPlan::gradient_collective_name(double bytes) const {
+  if (auto found = resolved.find(bytes); found != resolved.end()) return found->second.name;
+  auto name = models::resolved_name(*collective, group, bytes, ab);
+  return name.empty() ? collective_name : name;
+}
+
+}  // namespace ddlsim::sim
 
 namespace ddlsim::sim::detail {
 

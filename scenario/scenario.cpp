@@ -1,5 +1,7 @@
 #include "scenario/scenario.hpp"
 
+#include "scenario/run_plan.hpp"
+
 #include "scenario/output_limits.hpp"
 #include "scenario/sections.hpp"
 #include "models/units.hpp"
@@ -276,6 +278,7 @@ Scenario parse_scenario(const json& doc, const std::string& base_dir) {
                 doc.contains("training") && doc["training"].is_object() && doc["training"].contains("collective"));
   read_output(root, s);
   root.finish();
+  s.plan = std::make_shared<const RunPlan>(plan_run(s));  // decided once (scenario/run_plan.hpp)
   return s;
 }
 

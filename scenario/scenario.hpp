@@ -36,6 +36,8 @@ std::string to_string(Fidelity f);
 std::string to_string(NetworkModel m);
 std::string to_string(Granularity g);
 
+struct RunPlan;  // scenario/run_plan.hpp
+
 struct PlatformSpec {
   std::string topology = "star";
   int workers = 8;
@@ -194,6 +196,10 @@ struct Scenario {
   TrainingSpec training;
   OutputSpec output;
   json document;  // the scenario as given, after --set overrides
+  /// What every later layer runs by, decided once when the scenario is loaded (scenario/run_plan.hpp:
+  /// the engine, the classes of workers, the buckets and their compression, the collective group
+  /// and what "auto" picks per bucket, the analytic network's alpha and beta).
+  std::shared_ptr<const RunPlan> plan;
 };
 
 template <class Rng>

@@ -1,5 +1,5 @@
 // ddlsim: "network.link_traces" (docs/scenario.md): time-varying bandwidth and latency, replayed by
-// SimGrid profiles at flow fidelity and by engine/analytic_network.cpp's segments.
+// SimGrid profiles at flow fidelity and by scenario/analytic_network.cpp's segments.
 //
 // Besides each value's range (models/units.hpp), a repeating trace's period must exceed its last
 // time stamp (SimGrid repeats entry (t, v) at t + k x period, so a shorter period would make time run

@@ -22,7 +22,7 @@ using namespace work;  // the constants (scenario/work_constants.hpp)
 
 
 CallShape call_shape(const WorkPlan& w, double bytes) {
-  const auto& algo = w.scenario.training.collective_algorithm->resolve(w.group, bytes, w.ab);
+  const auto& algo = w.scenario.plan->gradient_collective(bytes);  // resolved at load (scenario/run_plan.hpp)
   return collective_call_shape(algo, 0, w.group, bytes, w.scenario.network.granularity == Granularity::STEPWISE);
 }
 
@@ -81,8 +81,8 @@ RunCounts count_run(const WorkPlan& w) {
   c.iterations = s.workload.iterations;
   c.workers_path = c.servers > c.n ? "/platform/parameter_servers" : "/platform/workers";
   // The fiber lane simulates `simulated` workers (one per class of identical workers where it can).
-  c.fibers = detail::fiber_lane_applies(s);
-  const auto classes = c.fibers && !w.every_worker ? detail::worker_partition(s) : std::nullopt;
+  c.fibers = s.plan->fiber_lane();
+  const auto& classes = c.fibers && !w.every_worker ? s.plan->classes : std::nullopt;
   c.classes = classes.has_value();
   c.simulated = classes ? static_cast<double>(classes->simulated.size()) : c.n;
   c.calls = 2 * c.layers + 2 * c.buckets + 6;
@@ -160,7 +160,7 @@ void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<
     // A subgroup all-reduce runs as flows at every fidelity. The one model that makes them,
     // selective_sync, exchanges its flags by one all-reduce of CONTROL_BYTES among all the workers
     // every iteration, with the scenario's collective (SyncModel says no more than that it makes some).
-    const auto& algo = s.training.collective_algorithm->resolve(w.group, models::CONTROL_BYTES, w.ab);
+    const auto& algo = s.plan->gradient_collective(models::CONTROL_BYTES);
     const CallShape shape = collective_call_shape(algo, 0, w.group, models::CONTROL_BYTES,
                                                   s.network.granularity == Granularity::STEPWISE);
     per_iteration.push_back({"flag all-reduce flows", "/training/sync",
@@ -202,8 +202,7 @@ double add_link_trace_term(const WorkPlan& w, const RunCounts& c, WorkEstimate& 
   double comm_s = 0;
   if (s.training.sync_model->traits().uses_collective)
     for (const auto& bucket : w.plan.buckets)
-      comm_s += s.training.collective_algorithm->resolve(w.group, bucket.bytes, w.ab)
-                    .analytic_time_s(w.group, bucket.bytes, slowest);
+      comm_s += s.plan->gradient_collective(bucket.bytes).analytic_time_s(w.group, bucket.bytes, slowest);
   const double simulated_per_iteration_s = w.plan.profile->iteration_compute_s() + comm_s;
   double wall_s = 0, memory = 0, trace_events = 0, top = -1;
   std::string path = "/network/link_traces";

@@ -58,7 +58,7 @@ struct Candidate {
   std::unique_ptr<Collective> algorithm;
 };
 
-class AutoAllreduce final : public Collective {
+class AutoAllreduce final : public Collective, public CollectiveSelector {
  public:
   AutoAllreduce(std::vector<Candidate> candidates, AlphaBeta reference)
       : candidates_(std::move(candidates)), reference_(reference) {}

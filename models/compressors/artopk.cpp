@@ -7,10 +7,10 @@
 // Selection: "star" (STAR-Topk) takes the workers round-robin, iteration mod N, as the
 // seed's star_topk.py; "var" (VAR-Topk) takes the worker with the most volatile
 // gradients, which a timing model does not have: a seeded uniform draw per iteration
-// stands for it (a surrogate, stated in docs/compression.md).
+// stands for it (a surrogate, stated in docs/compression.md). The plan asks models/artopk_choice.hpp
+// (artopk_root) for each iteration's selecting worker, with this compressor's "selection".
 #include "models/compressor.hpp"
 
-#include <random>
 
 namespace ddlsim::models {
 namespace {
@@ -24,12 +24,6 @@ class ArTopK final : public Compressor {
   }
   [[nodiscard]] bool error_feedback() const override { return p_.error_feedback; }
   [[nodiscard]] std::string index_encoding() const override { return "int32 indices, broadcast once from the selected worker"; }
-  [[nodiscard]] int root(int iteration, int workers, std::uint64_t seed) const override {
-    if (workers <= 1) return 0;
-    if (selection_ == "star") return iteration % workers;
-    std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(iteration));
-    return static_cast<int>(rng() % static_cast<std::uint64_t>(workers));
-  }
   [[nodiscard]] nlohmann::json settings() const override {
     return {{"ratio", p_.ratio}, {"error_feedback", p_.error_feedback}, {"selection", selection_}};
   }

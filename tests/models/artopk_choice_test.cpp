@@ -194,7 +194,7 @@ TEST_CASE("artopk: never an all-reduce of dense gradients, so auto leaves it out
   auto all = make("auto");
   for (int n : {2, 8, 64})
     for (double m : {1e3, 1e6, 1e9}) {
-      const std::string pick = all->resolved_name(CollectiveGroup{n, 0}, m, AlphaBeta{1e-5, 1e-10});
+      const std::string pick = models::resolved_name(*all, CollectiveGroup{n, 0}, m, AlphaBeta{1e-5, 1e-10});
       CHECK(pick.rfind("artopk", 0) == std::string::npos);
     }
 }

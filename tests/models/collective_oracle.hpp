@@ -253,7 +253,7 @@ inline void check_collective(const std::string& label, const Collective& coll, c
     CAPTURE(bytes);
     for (const auto& ab : NETWORKS) {
       CAPTURE(ab.alpha_s);
-      const Collective& algo = coll.resolve(g, bytes, ab);
+      const Collective& algo = models::resolve(coll, g, bytes, ab);
       const double analytic = coll.analytic_time_s(g, bytes, ab);
       CHECK(algo.analytic_time_s(g, bytes, ab) == doctest::Approx(analytic).epsilon(1e-12));
       const Schedules steps = stepwise(algo, g, bytes);

@@ -137,10 +137,10 @@ TEST_CASE("network cost: limits give up, auto falls back to the closed forms and
   // Too many ranks: no estimate at all.
   auto tiny = std::make_shared<const ContentionCost>(star(16, bw, lat), ContentionLimits{8, 10'000'000});
   CHECK_FALSE(tiny->time_s(*make("ring"), plain, 1e6).has_value());
-  const auto fallback = all->choice(with_cost(16, 0, tiny), 1e8, ab);
+  const auto fallback = models::choice(*all, with_cost(16, 0, tiny), 1e8, ab);
   REQUIRE(fallback.has_value());
   CHECK(fallback->basis == "closed form (platform too large for the contention estimate)");
-  CHECK(fallback->algorithm == all->choice(plain, 1e8, ab)->algorithm);
+  CHECK(fallback->algorithm == models::choice(*all, plain, 1e8, ab)->algorithm);
   CHECK(fallback->estimated_s == all->analytic_time_s(plain, 1e8, ab));
 
   // A flow-hop budget of 500: direct (2 N (N-1) = 480 transfers of 2 links each) and the ring
@@ -150,7 +150,7 @@ TEST_CASE("network cost: limits give up, auto falls back to the closed forms and
   CHECK_FALSE(budget->time_s(*make("direct"), plain, 1e6).has_value());
   CHECK_FALSE(budget->time_s(*make("ring"), plain, 1e6).has_value());
   CHECK(budget->time_s(*make("recursive_doubling"), plain, 1e6).has_value());
-  const auto partial = all->choice(with_cost(16, 0, budget), 1e8, ab);
+  const auto partial = models::choice(*all, with_cost(16, 0, budget), 1e8, ab);
   REQUIRE(partial.has_value());
   CHECK(partial->basis.rfind("contention estimate (", 0) == 0);
   CHECK(partial->basis.find("direct") != std::string::npos);
@@ -159,9 +159,9 @@ TEST_CASE("network cost: limits give up, auto falls back to the closed forms and
   CHECK(partial->algorithm != "ring");
 
   // Without a cost: the closed forms, as before.
-  CHECK(all->choice(plain, 1e8, ab)->basis == "closed form");
-  CHECK(all->choice(plain, 1e8, ab)->algorithm == "direct");
-  CHECK_FALSE(make("ring")->choice(plain, 1e8, ab).has_value());
+  CHECK(models::choice(*all, plain, 1e8, ab)->basis == "closed form");
+  CHECK(models::choice(*all, plain, 1e8, ab)->algorithm == "direct");
+  CHECK_FALSE(models::choice(*make("ring"), plain, 1e8, ab).has_value());
 }
 
 TEST_CASE("network cost: memoised per algorithm, group and size and auto's pick and cost come from it") {
@@ -175,10 +175,10 @@ TEST_CASE("network cost: memoised per algorithm, group and size and auto's pick 
   // On the uniform star the estimate is the closed form, so auto picks as before.
   auto all = make("auto");
   const AlphaBeta ab{2 * lat, 1 / bw};
-  const auto c = all->choice(g, 1e8, ab);
+  const auto c = models::choice(*all, g, 1e8, ab);
   REQUIRE(c.has_value());
   CHECK(c->basis == "contention estimate");
   CHECK(c->algorithm == "direct");
   CHECK(c->estimated_s == doctest::Approx(all->analytic_time_s(CollectiveGroup(8, 0), 1e8, ab)).epsilon(1e-9));
-  CHECK(all->resolved_name(g, 1e8, ab) == "direct");
+  CHECK(models::resolved_name(*all, g, 1e8, ab) == "direct");
 }

@@ -122,14 +122,14 @@ TEST_CASE("contention estimate on a k = 4 fat tree: ring and direct from per-lin
   group.network_cost = cost;
   const models::AlphaBeta ab{6 * l, 1 / bw};
   auto all = make("auto");
-  const auto choice = all->choice(group, m, ab);
+  const auto choice = models::choice(*all, group, m, ab);
   REQUIRE(choice.has_value());
   CHECK(choice->algorithm == "ring");
   CHECK(choice->basis == "contention estimate");
   CHECK(choice->estimated_s == doctest::Approx(ring).epsilon(1e-12));
-  CHECK(all->resolved_name(plain, m, ab) == "direct");
+  CHECK(models::resolved_name(*all, plain, m, ab) == "direct");
   // Small messages are latency-bound: the ring's 30 steps of 6 l lose to direct's 2.
-  CHECK(all->resolved_name(group, 1024, ab) != "ring");
+  CHECK(models::resolved_name(*all, group, 1024, ab) != "ring");
   CHECK(*cost->evaluate(*make("direct"), plain, 1024) < *cost->evaluate(*make("ring"), plain, 1024));
 }
 

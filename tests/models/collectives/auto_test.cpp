@@ -12,10 +12,10 @@ TEST_CASE("auto: picks the smallest closed form") {
   const AlphaBeta ab{2e-6, 1 / 3.125e9};
   auto all = make("auto");
   // On the ideal star direct wins every N >= 3, recursive doubling N = 2.
-  CHECK(all->resolved_name(CollectiveGroup{2, 0}, 1e6, ab) == "recursive_doubling");
-  CHECK(all->resolved_name(CollectiveGroup{3, 0}, 1e6, ab) == "direct");
-  CHECK(all->resolved_name(CollectiveGroup{64, 0}, 1024, ab) == "direct");
-  CHECK(all->resolved_name(CollectiveGroup{64, 0}, 1e9, AlphaBeta{1e-3, 1e-12}) == "direct");
+  CHECK(models::resolved_name(*all, CollectiveGroup{2, 0}, 1e6, ab) == "recursive_doubling");
+  CHECK(models::resolved_name(*all, CollectiveGroup{3, 0}, 1e6, ab) == "direct");
+  CHECK(models::resolved_name(*all, CollectiveGroup{64, 0}, 1024, ab) == "direct");
+  CHECK(models::resolved_name(*all, CollectiveGroup{64, 0}, 1e9, AlphaBeta{1e-3, 1e-12}) == "direct");
   for (int n : SIZES)
     for (double bytes : BYTES) {
       double best = std::numeric_limits<double>::infinity();
@@ -31,17 +31,17 @@ TEST_CASE("auto: picks the smallest closed form") {
   auto mpi = make("auto", json{{"candidates", json::array({"ring", "recursive_doubling", "halving_doubling"})}});
   const double crossover = ab.alpha_s * 6 / (ab.beta_s_per_byte * (6 - 2.0 * 63 / 64));
   CHECK(crossover == doctest::Approx(9302.3).epsilon(1e-4));
-  CHECK(mpi->resolved_name(CollectiveGroup{64, 0}, crossover * 0.99, ab) == "recursive_doubling");
-  CHECK(mpi->resolved_name(CollectiveGroup{64, 0}, crossover * 1.01, ab) == "halving_doubling");
+  CHECK(models::resolved_name(*mpi, CollectiveGroup{64, 0}, crossover * 0.99, ab) == "recursive_doubling");
+  CHECK(models::resolved_name(*mpi, CollectiveGroup{64, 0}, crossover * 1.01, ab) == "halving_doubling");
   // The ring never beats halving-doubling at a power of two, but does at N = 3 for large M.
-  CHECK(mpi->resolved_name(CollectiveGroup{3, 0}, 1e8, ab) == "ring");
+  CHECK(models::resolved_name(*mpi, CollectiveGroup{3, 0}, 1e8, ab) == "ring");
   // The schedule follows the pick; resolve() returns the picked algorithm.
   const CollectiveGroup g{64, 0};
-  CHECK(&mpi->resolve(g, 1024, ab) != mpi.get());
-  CHECK(mpi->resolve(g, 1024, ab).analytic_time_s(g, 1024, ab) == mpi->analytic_time_s(g, 1024, ab));
+  CHECK(&models::resolve(*mpi, g, 1024, ab) != mpi.get());
+  CHECK(models::resolve(*mpi, g, 1024, ab).analytic_time_s(g, 1024, ab) == mpi->analytic_time_s(g, 1024, ab));
   CHECK(mpi->rank_schedule(5, g, 1024).size() == 6u);    // recursive doubling: log2 64 steps
   CHECK(mpi->rank_schedule(5, g, 1e8).size() == 12u);    // halving-doubling: 2 log2 64 steps
-  CHECK(make("ring")->resolved_name(g, 1024, ab).empty());
+  CHECK(models::resolved_name(*make("ring"), g, 1024, ab).empty());
 }
 
 TEST_CASE("auto: restricted candidates match and equal their closed forms") {

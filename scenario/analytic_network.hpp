@@ -22,7 +22,7 @@
 
 #include "models/collective.hpp"
 #include "scenario/scenario.hpp"
-#include "engine/executor_network.hpp"
+#include "scenario/executor_network.hpp"
 
 #include <memory>
 #include <vector>
@@ -36,6 +36,12 @@ inline constexpr double TCP_BANDWIDTH_FACTOR = 0.97;
 /// The network model's latency and bandwidth factors (1 for ideal, LV08's for tcp) and the
 /// software costs, as the schedule executor applies them.
 ExecutorNetwork executor_network(const NetworkSpec& network);
+
+/// The alpha (worst host-to-host path latency from worker 0) and beta (inverse
+/// of the slowest link's bandwidth) used by analytic fidelity; on a platform of
+/// multi-GPU nodes (Topology::gpus_per_node > 0) also the intra-node pair `local`:
+/// twice the worst worker-link latency and the inverse of the slowest worker link.
+models::AlphaBeta analytic_alpha_beta(const platforms::Topology& topology);
 
 class AnalyticNetwork {
  public:

@@ -1,4 +1,4 @@
-#include "engine/collective_group.hpp"
+#include "scenario/collective_group.hpp"
 
 #include "models/network_cost.hpp"
 #include "platforms/network_paths.hpp"
@@ -46,7 +46,7 @@ std::vector<CollectiveChoiceRecord> collective_choices(const models::Collective&
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   std::vector<CollectiveChoiceRecord> out;
   for (double bytes : sizes)
-    if (auto c = collective.choice(group, bytes, ab))
+    if (auto c = models::choice(collective, group, bytes, ab))
       out.push_back(CollectiveChoiceRecord{bytes, c->algorithm, c->estimated_s, c->basis});
   return out;
 }

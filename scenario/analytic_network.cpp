@@ -1,7 +1,6 @@
-#include "engine/analytic_network.hpp"
+#include "scenario/analytic_network.hpp"
 
-#include "engine/collective_group.hpp"
-#include "engine/simulation.hpp"
+#include "scenario/collective_group.hpp"
 
 #include <algorithm>
 #include <boost/graph/graph_traits.hpp>

@@ -1,5 +1,5 @@
 // ddlsim: what the schedule executor needs of the network model (engine/schedule_executor.hpp),
-// and the analytic network reads too (engine/analytic_network.hpp): plain C++, no SimGrid.
+// and the analytic network reads too (scenario/analytic_network.hpp): plain C++, no SimGrid.
 #pragma once
 
 #include "models/software_cost.hpp"
