@@ -36,7 +36,7 @@
 //   For a perfect tree (N = 2^(D+1) - 1): T = 2 (D + s - 1)(alpha + 2 M beta / s).
 //   The one-segment terms are derived above; the 2(s-1) tau law was derived on
 //   perfect trees and checked exact against the max-min flow evaluator of
-//   tests/models/collectives_test.cpp and a prototype for every N <= 100,
+//   tests/models/collective_test.cpp and a prototype for every N <= 100,
 //   s <= 5 and alpha/(m beta) from 0.01 to 100.
 //
 // The commonly stated 2 alpha log2 N + 2 M beta log2 N (Tyagi & Swany 2023)

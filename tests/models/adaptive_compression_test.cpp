@@ -1,5 +1,5 @@
-// Adaptive compression (seed 002): the gain model, and the controller's exploration, choice and
-// re-exploration, with every expectation derived here from the objective's definition.
+// Adaptive compression (seed 002): the controller's exploration, choice and re-exploration (the gain
+// model it reads is tested in gain_model_test.cpp), with every expectation derived here from the objective's definition.
 #include "models/adaptive_compression.hpp"
 
 #include <algorithm>
@@ -15,15 +15,6 @@ json checkpoint(double step, double a, double b) { return json{{"step", step}, {
 
 GainModel gain_model(json checkpoints) {
   return GainModel::read(json{{"source", "test"}, {"checkpoints", std::move(checkpoints)}}, "/g");
-}
-
-std::string refused(const json& doc) {
-  try {
-    (void)GainModel::read(doc, "/g");
-  } catch (const ddlsim::ConfigError& e) {
-    return e.what();
-  }
-  return "accepted";
 }
 
 constexpr double COMPUTE = 0.1;  // the profile's single-worker iteration, s
@@ -66,42 +57,6 @@ int expected_choice(const AdaptiveSettings& s, const GainModel& g, const Net& ne
 }
 
 }  // namespace
-
-TEST_CASE("gain model: the fitted power law, interpolated between checkpoints and held outside") {
-  const auto g = gain_model(json::array({checkpoint(0, 2.0, 0.5), checkpoint(100, 3.0, 0.5)}));
-  CHECK(g.gain(0.01, 0) == doctest::Approx(2.0 * 0.1).epsilon(1e-15));
-  CHECK(g.gain(0.01, -5) == doctest::Approx(0.2).epsilon(1e-15));
-  CHECK(g.gain(0.01, 100) == doctest::Approx(0.3).epsilon(1e-15));
-  CHECK(g.gain(0.01, 1e6) == doctest::Approx(0.3).epsilon(1e-15));
-  CHECK(g.gain(0.01, 25) == doctest::Approx(0.75 * 0.2 + 0.25 * 0.3).epsilon(1e-15));
-  CHECK(g.gain(0.5, 0) == 1.0);  // 2 * sqrt(0.5) > 1: a gain is at most 1
-}
-
-TEST_CASE("gain model: refusals name the JSON path") {
-  CHECK(refused(json{{"checkpoints", json::array({checkpoint(0, 1, 0)})}}) == "/g/source: missing required key");
-  CHECK(refused(json{{"source", "x"}, {"checkpoints", json::array()}}) ==
-        "/g/checkpoints: expected a non-empty array of checkpoints, got an array");
-  CHECK(refused(json{{"source", "x"}, {"checkpoints", json::array({checkpoint(10, 1, 0), checkpoint(10, 1, 0)})}}) ==
-        "/g/checkpoints/1/step: checkpoint steps must increase: 10 after 10");
-  CHECK(refused(json{{"source", "x"}, {"checkpoints", json::array({checkpoint(0, 1, 11)})}}).rfind("/g/checkpoints/0/b:", 0) == 0);
-}
-
-TEST_CASE("bundled gain model: measured on real gradients, fitted within its stated error") {
-  const auto doc = ddlsim::read_json_file(DDLSIM_SOURCE_DIR "/scenarios/compression_gain/digits_cnn_topk.json", "gain");
-  const auto g = GainModel::read(doc, "");
-  REQUIRE(g.checkpoints().size() >= 2);
-  for (const auto& cp : g.checkpoints()) {
-    REQUIRE(cp.measured.size() == 5);
-    const double err = doc["checkpoints"][&cp - g.checkpoints().data()]["max_fit_error"].get<double>();
-    for (const auto& [c, measured] : cp.measured) {
-      CHECK(g.gain(c, cp.step) == doctest::Approx(measured).epsilon(err + 1e-4));
-      CHECK(measured > 0);
-      CHECK(measured < 1);
-    }
-    // Keeping more never loses gain.
-    for (std::size_t i = 1; i < cp.measured.size(); ++i) CHECK(cp.measured[i].second < cp.measured[i - 1].second);
-  }
-}
 
 TEST_CASE("adaptive: every candidate runs explore_iterations, then the objective's argmin runs") {
   AdaptiveSettings s;

@@ -8,7 +8,7 @@
 // for a pipelined entry with latency_steps = k > 1 -- waits (k-1) alpha more (as sim/'s executor
 // does), then posts its next step. check_collective() checks (a) SENDs match RECVs, (b) the
 // stepwise schedule's makespan equals the closed form, (c) the pipelined one moves the same bytes
-// in the same time. Used by tests/models/collectives_test.cpp and tests/models/collectives/.
+// in the same time. Used by tests/models/collective_test.cpp and tests/models/collectives/.
 #pragma once
 
 #include "models/collective.hpp"

@@ -1,4 +1,4 @@
-// Untrusted JSON text (models/json_input.hpp) and bounded messages (models/error.hpp): every
+// Untrusted JSON text (models/json_input.cpp) and bounded messages (models/error.hpp): every
 // refusal is a ConfigError at the path of the value, whatever the depth, size or number.
 #include "models/json_input.hpp"
 #include "models/json_reader.hpp"
@@ -104,18 +104,3 @@ TEST_CASE("excerpt and ConfigError keep every message one bounded line") {
   CHECK(newline.path() == "/a\\nb");
 }
 
-TEST_CASE("ObjectReader: null is not an object, a close unknown key is named when one is missing") {
-  const json doc = json::parse(R"({"section": null, "bandwdith": "1Gbps"})");
-  ObjectReader r(doc, "/x");
-  CHECK_THROWS_WITH_AS(r.object("section"), "/x/section: expected an object, got null", ConfigError);
-  CHECK_NOTHROW(r.object("absent"));  // a section left out reads as empty
-  CHECK_THROWS_WITH_AS(r.require("bandwidth"),
-                       "/x/bandwidth: missing required key; found the unknown key \"bandwdith\" (misspelt?)",
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(r.require("latency"), "/x/latency: missing required key", ConfigError);
-  const json value = json(repeated("v", 10'000'000));
-  CHECK_THROWS_WITH_AS(checked_number(value, "/n", 0, 1),
-                       fmt::format("/n: expected a number, got the string \"{}... (10000000 bytes)\"", repeated("v", MAX_ECHO_CHARS))
-                           .c_str(),
-                       ConfigError);
-}

@@ -1,4 +1,6 @@
-// Logical graphs of decentralised training and their spectral gaps.
+// Logical graphs of decentralised training (models/logical_graph.cpp): the peers of every kind,
+// the mixing rows, and the gaps that follow from them (the spectral gap's own cases are in
+// spectral_gap_test.cpp, reading the spec in logical_graph_spec_test.cpp).
 //
 // Expected gaps come from closed forms derived here, not from runs: ring, exponential and
 // one-peer exponential graphs have circulant mixing matrices, whose eigenvalues are
@@ -37,11 +39,6 @@ std::shared_ptr<const LogicalGraph> custom(int n, std::vector<std::pair<int, int
   spec.edges = std::move(edges);
   spec.path = PARAMS;
   return build_logical_graph(spec, n, 0);
-}
-
-GraphSpec read(const json& params) {
-  ObjectReader reader(params, PARAMS);
-  return read_graph_spec(reader);
 }
 
 /// 1 - max_{k=1..N-1} |sum_o weight_o exp(-2 pi i o k / N)|: the gap of a circulant W.
@@ -232,21 +229,6 @@ TEST_CASE("logical graph: random matching answers rounds asked out of order") {
     for (int t = 39; t >= 0; --t) CHECK(fresh->in_peers(i, t).at(0) == expected[t][i]);
 }
 
-TEST_CASE("logical graph: random matching gap of the mean W") {
-  auto g = make("random_matching", 10, 0, 3);
-  // One round: W = (I + P) / 2 for a perfect matching P; each of the N/2 pairs is its own component
-  // with eigenvalues 1 and 0, so 1 is repeated and the gap is 0 (one matching does not connect).
-  const SpectralGap one = spectral_gap(*g, 1);
-  REQUIRE(one.value.has_value());
-  CHECK(*one.value == doctest::Approx(0.0).epsilon(1e-9));
-  const SpectralGap many = spectral_gap(*g, 50);
-  REQUIRE(many.value.has_value());
-  CHECK(*many.value > 0.1);
-  CHECK(*many.value < 1.0);
-  CHECK(many.basis.find("rounds 0..49") != std::string::npos);
-  CHECK_FALSE(spectral_gap(*g, 0).value.has_value());
-}
-
 TEST_CASE("logical graph: torus2d neighbours and refusals") {
   auto g = make("torus2d", 16, 4);
   CHECK(g->rows() == 4);
@@ -285,22 +267,6 @@ TEST_CASE("logical graph: torus2d neighbours and refusals") {
                        ConfigError);
 }
 
-TEST_CASE("logical graph: torus2d gap from the eigenvalues of two rings") {
-  for (auto [rows, cols] : {std::pair{4, 4}, std::pair{3, 5}, std::pair{5, 6}}) {
-    CAPTURE(rows);
-    CAPTURE(cols);
-    double second = 0;
-    for (int a = 0; a < rows; ++a)
-      for (int b = 0; b < cols; ++b)
-        if (a != 0 || b != 0)
-          second = std::max(second, std::abs(1 + 2 * std::cos(2 * std::numbers::pi * a / rows) +
-                                             2 * std::cos(2 * std::numbers::pi * b / cols)) / 5);
-    const SpectralGap gap = spectral_gap(*make("torus2d", rows * cols, rows), 1);
-    REQUIRE(gap.value.has_value());
-    CHECK(std::abs(*gap.value - (1 - second)) < 1e-9);
-  }
-}
-
 TEST_CASE("logical graph: custom edges and their errors") {
   auto g = custom(5, {{0, 1}, {3, 1}, {4, 2}});
   CHECK(g->out_peers(1, 0) == std::vector<int>{0, 3});
@@ -320,92 +286,3 @@ TEST_CASE("logical graph: custom edges and their errors") {
                        ConfigError);
 }
 
-TEST_CASE("logical graph: custom gaps - disconnected 0 and complete 1 and a star") {
-  const SpectralGap disconnected = spectral_gap(*custom(4, {{0, 1}, {2, 3}}), 1);
-  REQUIRE(disconnected.value.has_value());
-  CHECK(std::abs(*disconnected.value) < 1e-9);
-
-  std::vector<std::pair<int, int>> all_pairs;
-  for (int a = 0; a < 5; ++a)
-    for (int b = a + 1; b < 5; ++b) all_pairs.emplace_back(a, b);
-  const SpectralGap complete = spectral_gap(*custom(5, all_pairs), 1);  // W = J / 5: eigenvalues 1, 0, 0, 0, 0
-  REQUIRE(complete.value.has_value());
-  CHECK(std::abs(*complete.value - 1) < 1e-9);
-
-  // Star: centre 0 (weights 1/4), leaves 1..3 (1/2 on itself and on 0). W is not symmetric.
-  // Leaf differences (x_0 = 0, sum of leaves 0): eigenvalue 1/2, twice. On (x_0, all leaves y):
-  // [[1/4, 3/4], [1/2, 1/2]], eigenvalues 1 and -1/4. So |lambda_2| = 1/2.
-  const SpectralGap star = spectral_gap(*custom(4, {{0, 1}, {0, 2}, {0, 3}}), 1);
-  REQUIRE(star.value.has_value());
-  CHECK(std::abs(*star.value - 0.5) < 1e-9);
-  CHECK(star.basis.find("similar") != std::string::npos);
-}
-
-TEST_CASE("logical graph: spectral gap edge cases and limits") {
-  const SpectralGap one = spectral_gap(*make("ring", 1), 10);
-  CHECK(one.value == 1.0);
-  CHECK(one.basis.find("nothing to mix") != std::string::npos);
-  CHECK(spectral_gap(*make("exponential", 1), 1).value == 1.0);
-  CHECK(spectral_gap(*make("random_matching", 1), 1).value == 1.0);
-
-  const SpectralGap big = spectral_gap(*make("ring", SPECTRAL_GAP_MAX_SYMMETRIC + 1), 1);
-  CHECK_FALSE(big.value.has_value());
-  CHECK(big.basis.find(std::to_string(SPECTRAL_GAP_MAX_SYMMETRIC)) != std::string::npos);
-
-  // A non-normal row-stochastic matrix (lower triangular: eigenvalues 1, 0.5, 0.2) takes EigenSolver.
-  const SpectralGap lower = spectral_gap_of_matrix({1, 0, 0, 0.5, 0.5, 0, 0.3, 0.5, 0.2}, 3);
-  REQUIRE(lower.value.has_value());
-  CHECK(std::abs(*lower.value - 0.5) < 1e-9);
-  CHECK(lower.basis.find("EigenSolver") != std::string::npos);
-  // Beyond its limit: not computed, naming the limit.
-  const int n = SPECTRAL_GAP_MAX_GENERAL + 1;
-  std::vector<double> w(static_cast<std::size_t>(n) * n, 0.0);
-  w[0] = 1;
-  for (int i = 1; i < n; ++i) {
-    w[static_cast<std::size_t>(i) * n + i] = 0.5;
-    w[static_cast<std::size_t>(i) * n + i - 1] = 0.5;
-  }
-  const SpectralGap general = spectral_gap_of_matrix(w, n);
-  CHECK_FALSE(general.value.has_value());
-  CHECK(general.basis.find(std::to_string(SPECTRAL_GAP_MAX_GENERAL)) != std::string::npos);
-  CHECK_THROWS_AS(spectral_gap_of_matrix({1, 0, 0}, 2), std::invalid_argument);
-}
-
-TEST_CASE("logical graph: read_graph_spec reads and refuses") {
-  const GraphSpec ring = read(json::object());
-  CHECK(ring.kind == "ring");
-  CHECK(ring.path == PARAMS);
-  const GraphSpec torus = read(json{{"graph", "torus2d"}, {"rows", 4}});
-  CHECK(torus.kind == "torus2d");
-  CHECK(torus.rows == 4);
-  CHECK(read(json{{"graph", "torus2d"}}).rows == 0);
-  const GraphSpec c = read(json::parse(R"({"graph": "custom", "edges": [[0, 1], [2, 1]]})"));
-  CHECK(c.edges == std::vector<std::pair<int, int>>{{0, 1}, {2, 1}});
-  // read_graph_spec leaves unknown keys to the caller's finish().
-  CHECK(read(json{{"graph", "exponential"}, {"other", 1}}).kind == "exponential");
-
-  CHECK_THROWS_WITH_AS(read(json{{"graph", "mesh"}}),
-                       "/training/sync/params/graph: unknown value \"mesh\"; valid values are: ring, torus2d, "
-                       "exponential, one_peer_exponential, random_matching, custom",
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(read(json{{"graph", "ring"}, {"rows", 2}}),
-                       "/training/sync/params/rows: \"rows\" applies only to graph \"torus2d\", not \"ring\"",
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(read(json::parse(R"({"edges": [[0, 1]]})")),
-                       "/training/sync/params/edges: \"edges\" applies only to graph \"custom\", not \"ring\"",
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(read(json{{"graph", "custom"}}), "/training/sync/params/edges: missing required key",
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(read(json{{"graph", "custom"}, {"edges", "0-1"}}),
-                       "/training/sync/params/edges: expected an array of [a, b] rank pairs, got the string \"0-1\"",
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(read(json::parse(R"({"graph": "custom", "edges": [[0, 1], [1, 2, 3]]})")),
-                       "/training/sync/params/edges/1: expected a pair [a, b] of worker ranks, got an array",
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(read(json::parse(R"({"graph": "custom", "edges": [[0, 1], [1, 2], [2, 3], [3, "x"]]})")),
-                       "/training/sync/params/edges/3/1: expected an integer, got the string \"x\"", ConfigError);
-  CHECK_THROWS_WITH_AS(read(json::parse(R"({"graph": "custom", "edges": [[-1, 1]]})")),
-                       "/training/sync/params/edges/0/0: expected an integer in [0, 2147483647], got -1", ConfigError);
-  CHECK_THROWS_WITH_AS(read(json{{"graph", "torus2d"}, {"rows", -2}}),
-                       "/training/sync/params/rows: expected an integer in [0, 2147483647], got -2", ConfigError);
-}

@@ -43,21 +43,3 @@ TEST_CASE("every expected sync model and compressor is registered") {
   // What "none" encodes: tests/models/compressors/none_test.cpp.
 }
 
-TEST_CASE("profiles: parse, totals and errors") {
-  json doc = json::parse(R"({"model": "m", "batch_size": 8, "optimizer_s": "2ms", "io_s": 0.001,
-     "layers": [{"name": "a", "forward_s": "1ms", "backward_s": "2ms", "parameters": 10},
-                {"name": "b", "forward_s": 0.003, "backward_s": 0.004, "parameters": 5, "grad_bytes": "1KB"}]})");
-  auto p = models::parse_profile(doc, "");
-  CHECK(p.layers.size() == 2);
-  CHECK(p.parameters() == 15);
-  CHECK(p.grad_bytes() == 40 + 1000);
-  CHECK(p.iteration_compute_s() == doctest::Approx(0.001 + 0.004 + 0.006 + 0.002));
-  doc["layers"][1]["forward_s"] = "-1ms";
-  CHECK_THROWS_WITH_AS(models::parse_profile(doc, ""), "/layers/1/forward_s: time must not be negative, got \"-1ms\"",
-                       ConfigError);
-  doc["layers"] = json::array();
-  CHECK_THROWS_WITH_AS(models::parse_profile(doc, ""), "/layers: expected at least one layer, got an empty array",
-                       ConfigError);
-  CHECK_THROWS_WITH_AS(models::load_profile_file("/no/such.json", "/workload/profile"),
-                       "/workload/profile: cannot open profile file \"/no/such.json\"", ConfigError);
-}

@@ -1,6 +1,6 @@
-// The decision rules of the event-driven models on hand-made sequences, each expectation derived
-// here from the rule as its source states it (models/trigger_rules.hpp), and the training-trace
-// loader's checks.
+// The decision rules of the event-driven models on hand-made sequences (models/trigger_rules.cpp),
+// each expectation derived here from the rule as its source states it (models/trigger_rules.hpp);
+// the training-trace loader's checks are in training_trace_test.cpp.
 #include "models/error.hpp"
 #include "models/sync_model.hpp"
 #include "models/training_trace.hpp"
@@ -78,84 +78,4 @@ TEST_CASE("selsync trigger: the first iteration flags, then a relative change of
   CHECK(t.step(10.7));      // |10.7 - 12| / 12 = 10.8 %
   SelSyncTrigger zero(0);
   for (double g : {1.0, 1.0, 2.0, 2.0}) CHECK(zero.step(g));
-}
-
-namespace {
-
-/// A 2-worker, 2-tensor, 3-iteration trace under a constant threshold 0.5, one initial pass.
-json small_trace() {
-  return {{"format", "ddlsim-training-trace"}, {"version", 1}, {"model", "tiny"}, {"workers", 2}, {"iterations", 3},
-          {"batch_size", 8}, {"dtype_bytes", 4},
-          {"algorithm", {{"name", "event_triggered"}, {"threshold", "constant"}, {"value", 0.5}, {"initial_comm_passes", 2}}},
-          {"tensors", {{{"name", "fc.weight"}, {"shape", {10, 10}}, {"numel", 100}}, {{"name", "fc.bias"}, {"numel", 10}}}},
-          {"param_norm", {{{1.0, 0.1}, {1.0, 0.1}}, {{1.7, 0.1}, {1.2, 0.1}}, {{1.8, 0.9}, {1.6, 0.1}}}},
-          {"grad_norm", {{{1, 1}, {1, 1}}, {{1, 1}, {1, 1}}, {{1, 1}, {1, 1}}}},
-          {"sent", {{{1, 1}, {1, 1}}, {{1, 0}, {0, 0}}, {{0, 1}, {1, 0}}}},
-          {"epochs", {{{"epoch", 1}, {"last_iteration", 2}, {"train_loss", 0.5}, {"train_accuracy", 0.8},
-                       {"test_loss", 0.6}, {"test_accuracy", 0.75}}}},
-          {"provenance", {{"tool", "hand-written"}}}};
-}
-
-std::string error_of(const json& doc) {
-  try {
-    (void)TrainingTrace::read(doc, "");
-  } catch (const ddlsim::ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-}  // namespace
-
-TEST_CASE("training trace: a consistent trace loads, and its bytes, norms and decisions read back") {
-  const auto t = TrainingTrace::read(small_trace(), "");
-  CHECK(t.workers == 2);
-  CHECK(t.tensor_count() == 2);
-  CHECK(t.model_bytes() == 440);
-  CHECK(t.param_norm(2, 1, 0) == 1.6);
-  CHECK(t.sent(2, 0, 1));
-  CHECK_FALSE(t.sent(1, 1, 0));
-  CHECK(t.describe()["final_epoch"]["test_accuracy"] == 0.75);
-}
-
-TEST_CASE("training trace: decisions the rule does not give, bad shapes and values are refused at their JSON path") {
-  auto flipped = small_trace();
-  flipped["sent"][1][1][0] = 1;  // |1.2 - 1.0| = 0.2 < 0.5: the rule does not send
-  CHECK(error_of(flipped) ==
-        "/sent/1/1/0: the event_triggered rule with the recorded settings gives 0 here (iteration 1, worker 1, tensor "
-        "\"fc.weight\"), the trace records 1; the trace's decisions do not follow its algorithm");
-  auto short_workers = small_trace();
-  short_workers["param_norm"][2].erase(1);
-  CHECK(error_of(short_workers) == "/param_norm/2: expected an array of 2 workers, got 1 entries");
-  auto negative = small_trace();
-  negative["grad_norm"][0][1][1] = -1;
-  CHECK(error_of(negative).rfind("/grad_norm/0/1/1: ", 0) == 0);
-  auto flag = small_trace();
-  flag["sent"][0][0][0] = 2;
-  CHECK(error_of(flag).rfind("/sent/0/0/0: ", 0) == 0);
-  auto shape = small_trace();
-  shape["tensors"][0]["numel"] = 99;
-  CHECK(error_of(shape) == "/tensors/0/numel: 99 is not the product of the shape, 100");
-  auto algorithm = small_trace();
-  algorithm["algorithm"]["name"] = "magic";
-  CHECK(error_of(algorithm).rfind("/algorithm/name: ", 0) == 0);
-  auto format = small_trace();
-  format["format"] = "csv";
-  CHECK(error_of(format) == "/format: expected \"ddlsim-training-trace\", got \"csv\"");
-}
-
-TEST_CASE("trace rules: each event-driven sync model registers its own under its name, and none is the trace file format's own") {
-  const auto names = TraceRuleRegistry::instance().names();
-  CHECK(names == std::vector<std::string>{"event_triggered", "none", "ordered_gradients", "selective_sync"});
-  for (const auto& name : names)
-    if (name != "none") CHECK(SyncModelRegistry::instance().contains(name));
-  // A rule reads its settings beside "name": ordered_gradients' m is required, in range.
-  const json algorithm = {{"name", "ordered_gradients"}};
-  CHECK_THROWS_WITH_AS(TraceRuleRegistry::instance().create("ordered_gradients", algorithm, "/a/name", "/a", "trace algorithm"),
-                       "/a/m: missing required key", ddlsim::ConfigError);
-  const auto rule = TraceRuleRegistry::instance().create(
-      "ordered_gradients", json{{"name", "ordered_gradients"}, {"m", 2}}, "/a/name", "/a", "trace algorithm");
-  TraceAlgorithm described;
-  rule->describe(described);
-  CHECK(described.m == 2);
 }

@@ -1,3 +1,5 @@
+// Parsing quantities with units and their ranges (models/units.cpp); their rendering for tables is
+// in units_format_test.cpp.
 #include "models/units.hpp"
 
 #include "models/error.hpp"
@@ -68,12 +70,6 @@ TEST_CASE("JSON unit values name their path") {
   CHECK_THROWS_WITH_AS(units::time_s(nlohmann::json("2 parsecs"), "/platform/link/latency"),
                        "/platform/link/latency: unknown time unit \"parsecs\" in \"2 parsecs\"; expected one of ns, us, ms, s",
                        ConfigError);
-}
-
-TEST_CASE("formatting for tables") {
-  CHECK(units::format_bandwidth(3.125e9) == "25 Gbps");
-  CHECK(units::format_time(2e-6) == "2 us");
-  CHECK(units::format_bytes(25e6) == "25 MB");
 }
 
 TEST_CASE("every quantity has a range, stated in the message") {
