@@ -17,10 +17,7 @@ TEST_CASE("sources mirrored: every models/*.cpp has its tests/models/<stem>_test
   const MirrorRule rule{
       "models",
       "tests/models",
-      {
-          {"dependent_rounds", "tests pending the meta-collective interface change"},
-          {"gathered_auto", "tests pending the meta-collective interface change"},
-      },
+      {},
       {
           {"registry", "models/registry.hpp, header only: the Registry every plugin kind is created through"},
           {"plugins_registered", "every plugin folder of models/: one plugin = one file + one test (plugin_files.hpp)"},
