@@ -34,11 +34,9 @@ struct EstimateOnly {};
 /// demand, and turns guard pages off when only that makes the actors fit).
 void check_server_actors(const Scenario& s) {
   if (s.platform.parameter_servers == 0 || s.plan->fiber_lane()) return;
-  const bool collective_servers =
-      s.training.collective_algorithm->uses_servers() && s.network.fidelity != Fidelity::ANALYTIC;
-  const ActorDemand workers{"/platform/workers", "workers", s.platform.workers, 1L + s.training.bucketing.max_inflight};
+  const ActorDemand workers{"/platform/workers", "workers", s.platform.workers, s.plan->actors_per_worker()};
   const ActorDemand servers{"/platform/parameter_servers", "parameter servers", s.platform.parameter_servers,
-                            (s.training.sync_model->traits().uses_servers ? 1L : 0L) + (collective_servers ? 1L : 0L)};
+                            s.plan->actors_per_server()};
   if (servers.count * servers.per_each > workers.count * workers.per_each)
     check_actor_room(workers, servers, "");
 }

@@ -109,13 +109,10 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   EngineSession& session = *session_owner;
   const auto& sync = *scenario.training.sync_model;
   // Before building anything: refuse (or make room for) more actors than the process can hold.
-  const bool collective_servers = scenario.training.collective_algorithm->uses_servers() &&
-                                  scenario.network.fidelity != Fidelity::ANALYTIC;
+  const RunPlan& plan = *scenario.plan;
   std::vector<std::string> notes;
-  const int streams = scenario.training.bucketing.max_inflight;  // communication-stream actors per worker
-  if (auto note = session.reserve_actors(scenario.platform.workers, 1 + streams,
-                                         scenario.platform.parameter_servers * ((sync.traits().uses_servers ? 1 : 0) +
-                                                                                (collective_servers ? 1 : 0)));
+  if (auto note = session.reserve_actors(scenario.platform.workers, static_cast<int>(plan.actors_per_worker()),
+                                         scenario.platform.parameter_servers * static_cast<int>(plan.actors_per_server()));
       !note.empty())
     notes.push_back(std::move(note));
   FlowBounds::install(scenario.network);
@@ -149,17 +146,17 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
                                      session.guard([&ctx, &sync, r]() { detail::run_worker(ctx, r, sync); }));
     // One-sided puts to this worker flow without a receive (engine/point_to_point.hpp).
     sg4::Mailbox::by_name(fmt::format("put>{}", r))->set_receiver(worker);
-    for (int slot = 0; slot < streams; ++slot)
+    for (int slot = 0; slot < plan.streams_per_worker; ++slot)
       sg4::Actor::create(slot == 0 ? fmt::format("comm-{}", r) : fmt::format("comm-{}.{}", r, slot), host,
                          session.guard([&ctx, r, slot]() { detail::comm_stream(ctx, r, slot); }))
           ->daemonize();
   }
   for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
     auto* host = ctx.platform.hosts[static_cast<std::size_t>(scenario.platform.workers + s)];
-    if (sync.traits().uses_servers)
+    if (plan.server_loops)
       sg4::Actor::create(fmt::format("ps-{}", s), host,
                          session.guard([&ctx, &sync, s]() { detail::run_server(ctx, s, sync); }));
-    if (collective_servers) {
+    if (plan.collective_servers) {
       ctx.collective_jobs.emplace_back();
       ctx.collective_ready.push_back(sg4::Semaphore::create(0));
       sg4::Actor::create(fmt::format("ps-collective-{}", s), host,

@@ -92,6 +92,10 @@ RunPlan plan_run(const Scenario& scenario) {
   plan.fiber_lane_exclusion = detail::fiber_lane_exclusion(scenario);
   plan.replication_exclusion = detail::replication_exclusion(scenario);
   plan.classes = detail::worker_partition(scenario);
+  plan.streams_per_worker = scenario.training.bucketing.max_inflight;
+  plan.server_loops = scenario.training.sync_model->traits().uses_servers;
+  plan.collective_servers =
+      scenario.training.collective_algorithm->uses_servers() && scenario.network.fidelity != Fidelity::ANALYTIC;
   plan.group = make_collective_group(scenario.platform.graph, scenario.network.granularity == Granularity::PIPELINED,
                                      scenario.platform.routing, scenario.seed, scenario.network.software);
   auto network = std::make_shared<AnalyticNetwork>(scenario.platform.graph, scenario.network);

@@ -38,6 +38,13 @@ struct RunPlan {
   std::string fiber_lane_exclusion;
   /// Empty when a fiber-lane run simulates one worker per class; else why every worker is simulated.
   std::string replication_exclusion;
+  /// On SimGrid, the actors: per worker its compute actor and `streams_per_worker` communication
+  /// streams; per parameter server a server loop (a parameter-server sync model) and a collective
+  /// server (a collective with servers, at flow fidelity). The commands check their count against
+  /// the process's room before the engine exists; the engine creates them.
+  int streams_per_worker = 1;
+  bool server_loops = false;
+  bool collective_servers = false;
   /// The classes of workers the fiber lane simulates one of each (none: every worker; --every-worker
   /// runs every worker whatever this says).
   std::optional<WorkerPartition> classes;
@@ -74,6 +81,8 @@ struct RunPlan {
   std::map<double, Resolved> resolved;                  // by bytes per call
 
   [[nodiscard]] bool fiber_lane() const { return fiber_lane_exclusion.empty(); }
+  [[nodiscard]] long actors_per_worker() const { return 1L + streams_per_worker; }
+  [[nodiscard]] long actors_per_server() const { return (server_loops ? 1L : 0L) + (collective_servers ? 1L : 0L); }
   /// What the gradient collective runs for a call of `bytes` among all workers on the load-time
   /// network: resolved at load for the plan's sizes, resolved now for any other.
   [[nodiscard]] const models::Collective& gradient_collective(double bytes) const;
