@@ -62,33 +62,42 @@ void mark_fastest(std::vector<CompareRow>& rows, const std::set<std::string>& de
 
 }  // namespace
 
-std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std::vector<std::string>& engine_args) {
+namespace {
+
+/// The compared algorithms, built from --algorithms and --params, and their rows.
+struct Compared {
+  std::vector<std::string> names;
+  std::vector<std::shared_ptr<const models::Collective>> algorithms;
+  std::vector<CompareRow> rows;
+  bool servers = false;  // a parameter-server algorithm runs: servers are attached
+};
+
+/// An algorithm's params as given in --params (an empty object when none).
+json params_of(const CompareRequest& req, const std::string& name) {
+  return req.params.is_object() && req.params.contains(name) ? req.params.at(name) : json::object();
+}
+
+/// Checks --params (an object naming compared algorithms only) and builds every compared algorithm;
+/// a parameter-server algorithm without --servers is refused when named, left out when all are compared.
+Compared compared_algorithms(const CompareRequest& req) {
   auto& registry = models::CollectiveRegistry::instance();
   const bool all = req.algorithms.empty();
-  const std::vector<std::string> names = all ? registry.names() : req.algorithms;
-
-  // --params: algorithm name -> params object, for compared algorithms only.
+  Compared c;
+  c.names = all ? registry.names() : req.algorithms;
   ObjectReader params_reader(req.params, "--params");  // refuses a non-object
   for (const auto& [name, value] : req.params.items()) {
     const std::string path = pointer_append("--params", name);
     registry.check_name(name, path, "collective");
-    if (std::find(names.begin(), names.end(), name) == names.end())
-      throw ConfigError(path, fmt::format("\"{}\" is not among the compared algorithms ({})", name, join_names(names)));
+    if (std::find(c.names.begin(), c.names.end(), name) == c.names.end())
+      throw ConfigError(path, fmt::format("\"{}\" is not among the compared algorithms ({})", name, join_names(c.names)));
   }
-  auto params_of = [&req](const std::string& name) {
-    return req.params.is_object() && req.params.contains(name) ? req.params.at(name) : json::object();
-  };
-
-  std::vector<std::shared_ptr<const models::Collective>> algorithms;
-  std::vector<CompareRow> rows;
-  bool ps_compared = false;
-  for (const auto& name : names) {
-    algorithms.push_back(
-        registry.create(name, params_of(name), "--algorithms", pointer_append("--params", name), "collective"));
+  for (const auto& name : c.names) {
+    c.algorithms.push_back(
+        registry.create(name, params_of(req, name), "--algorithms", pointer_append("--params", name), "collective"));
     CompareRow row;
     row.algorithm = name;
-    row.operation = algorithms.back()->operation();
-    row.uses_servers = algorithms.back()->uses_servers();
+    row.operation = c.algorithms.back()->operation();
+    row.uses_servers = c.algorithms.back()->uses_servers();
     if (row.uses_servers && req.servers < 1) {
       if (!all)
         throw ConfigError("--servers",
@@ -96,17 +105,22 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
       row.applicable = false;
       row.note = "needs --servers >= 1";
     }
-    ps_compared = ps_compared || (row.uses_servers && row.applicable);
-    rows.push_back(row);
+    c.servers = c.servers || (row.uses_servers && row.applicable);
+    c.rows.push_back(row);
   }
+  return c;
+}
 
-  // SimGrid needs an actor per rank: refuse, before building anything, more than a process holds.
-  if (req.simulate)
-    check_actor_room({"--workers", "ranks", req.workers, 1}, {"--servers", "parameter servers", ps_compared ? req.servers : 0, 1},
-                     "--fidelity analytic needs no actors");
+/// The platform the algorithms run on, and the alpha-beta their closed forms see.
+struct ComparePlatform {
+  platforms::Topology topology;
+  models::CollectiveGroup group;
+  models::AlphaBeta ab_workers, ab_servers;
+};
 
-  // The topology exactly as asked, for the workers only; servers, when a PS
-  // algorithm runs, hang off worker 0's switch (or worker 0) on links of their own.
+/// The topology exactly as asked, for the workers only; servers, when a PS algorithm runs, hang off
+/// worker 0's switch (or worker 0) on links of their own (noted on the PS rows).
+ComparePlatform compare_platform(const CompareRequest& req, Compared& c) {
   platforms::BuildRequest build;
   build.workers = req.workers;
   build.parameter_servers = 0;
@@ -115,7 +129,8 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
   build.params_path = "--topology-params";
   auto builder = platforms::TopologyRegistry::instance().create(req.topology, req.topology_params, "--topology",
                                                                 "--topology-params", "topology");
-  platforms::Topology topo = builder->build(build);
+  ComparePlatform p{builder->build(build), {}, {}, {}};
+  auto& topo = p.topology;
   platforms::check_connected(topo, "--topology-params");
   check_link_ranges(topo, "--topology-params");
   check_gpus_per_node(topo, req.workers, req.topology_params.is_object() && req.topology_params.contains("gpus_per_node"),
@@ -131,81 +146,105 @@ std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std
     out.software = req.network.software;
     return out;
   };
-  const models::AlphaBeta ab_workers = calibrated(analytic_alpha_beta(topo));
-  models::CollectiveGroup group =
-      make_collective_group(topo, req.network.granularity == Granularity::PIPELINED,
-                            req.routing.value_or(platforms::default_routing(req.topology)), req.seed,
-                            req.network.software);
-  models::AlphaBeta ab_servers = ab_workers;
-  if (ps_compared) {
+  p.ab_workers = calibrated(analytic_alpha_beta(topo));
+  p.group = make_collective_group(topo, req.network.granularity == Granularity::PIPELINED,
+                                  req.routing.value_or(platforms::default_routing(req.topology)), req.seed,
+                                  req.network.software);
+  p.ab_servers = p.ab_workers;
+  if (c.servers) {
     platforms::LinkSpec server_link = req.link;
     if (req.server_bandwidth_Bps > 0) server_link.bandwidth_Bps = req.server_bandwidth_Bps;
     const auto at = platforms::attach_servers(topo, req.servers, server_link);
-    for (auto& row : rows)
+    for (auto& row : c.rows)
       if (row.uses_servers && row.applicable) row.note = "servers attached to " + topo.graph[at].name;
-    group.servers = req.servers;
-    ab_servers = calibrated(analytic_alpha_beta(topo));
+    p.group.servers = req.servers;
+    p.ab_servers = calibrated(analytic_alpha_beta(topo));
   }
+  return p;
+}
 
-  std::vector<models::AlphaBeta> ab_of;
-  std::set<std::string> default_real;  // real algorithms compared with their default params
-  for (std::size_t i = 0; i < algorithms.size(); ++i) {
-    auto& row = rows[i];
-    const auto& algo = *algorithms[i];
-    ab_of.push_back(algo.uses_servers() ? ab_servers : ab_workers);
+/// Every applicable row's closed form (the call cost included) and what a meta-collective resolves
+/// to; returns the real algorithms compared with their default params (mark_fastest's rule).
+std::set<std::string> price_closed_forms(const CompareRequest& req, Compared& c, const ComparePlatform& p,
+                                         std::vector<models::AlphaBeta>& ab_of) {
+  std::set<std::string> default_real;
+  for (std::size_t i = 0; i < c.algorithms.size(); ++i) {
+    auto& row = c.rows[i];
+    const auto& algo = *c.algorithms[i];
+    ab_of.push_back(algo.uses_servers() ? p.ab_servers : p.ab_workers);
     if (!row.applicable) continue;
-    row.resolved = models::resolved_name(algo, group, req.bytes, ab_of[i]);
-    if (row.resolved.empty() && params_of(names[i]).empty()) default_real.insert(names[i]);
+    row.resolved = models::resolved_name(algo, p.group, req.bytes, ab_of[i]);
+    if (row.resolved.empty() && params_of(req, c.names[i]).empty()) default_real.insert(c.names[i]);
     try {
-      row.analytic_s = call_cost_s(req, algo, group) + algo.analytic_time_s(group, req.bytes, ab_of[i]);
+      row.analytic_s = call_cost_s(req, algo, p.group) + algo.analytic_time_s(p.group, req.bytes, ab_of[i]);
     } catch (const std::invalid_argument& e) {
-      throw ConfigError(params_of(names[i]).empty() ? std::string("--algorithms") : pointer_append("--params", names[i]),
-                        fmt::format("\"{}\" cannot run here: {}", names[i], e.what()));
+      throw ConfigError(params_of(req, c.names[i]).empty() ? std::string("--algorithms")
+                                                           : pointer_append("--params", c.names[i]),
+                        fmt::format("\"{}\" cannot run here: {}", c.names[i], e.what()));
     }
   }
+  return default_real;
+}
 
-  if (req.before_run) req.before_run(CompareWork{req, topo, group, algorithms, ab_of, rows, params_of});
-
-  if (req.simulate) {
-    EngineSession session(engine_args, req.network);
-    const auto platform = platforms::emit_platform(topo, BYTE_SCALE, {},
-                                                   req.routing.value_or(platforms::default_routing(req.topology)), req.seed);
-    ScheduleExecutor executor(platform.hosts, executor_network(req.network));
-    const int ranks = group.size();
-    auto barrier = sg4::Barrier::create(static_cast<unsigned>(ranks));
-    const bool stepwise = req.network.granularity == Granularity::STEPWISE;
-    for (int r = 0; r < ranks; ++r) {
-      sg4::Actor::create(fmt::format("rank-{}", r), platform.hosts[static_cast<std::size_t>(r)], session.guard([&, r]() {
-        for (std::size_t i = 0; i < algorithms.size(); ++i) {
-          if (!rows[i].applicable) continue;
-          const auto& algo = models::resolve(*algorithms[i], group, req.bytes, ab_of[i]);
-          TrafficCounters traffic;
-          barrier->wait();
-          const double t0 = sg4::Engine::get_clock();
-          if (r < group.workers && call_cost_s(req, algo, group) > 0) sg4::this_actor::sleep_for(call_cost_s(req, algo, group));
-          if (r < group.workers || algo.uses_servers()) {
-            const auto steps = rank_steps(algo, r, group, req.bytes, stepwise);
-            executor.run(r, *steps, traffic);
-          }
-          rows[i].flows += traffic.flows;
-          barrier->wait();
-          if (r == 0) rows[i].simulated_s = sg4::Engine::get_clock() - t0;
+/// Flow fidelity: one SimGrid actor per rank runs each applicable algorithm in turn, between two
+/// barriers; rank 0 records the time from the first barrier to the second.
+void simulate_rows(const CompareRequest& req, const std::vector<std::string>& engine_args, Compared& c,
+                   const ComparePlatform& p, const std::vector<models::AlphaBeta>& ab_of) {
+  EngineSession session(engine_args, req.network);
+  const auto platform = platforms::emit_platform(p.topology, BYTE_SCALE, {},
+                                                 req.routing.value_or(platforms::default_routing(req.topology)), req.seed);
+  ScheduleExecutor executor(platform.hosts, executor_network(req.network));
+  const auto& group = p.group;
+  const int ranks = group.size();
+  auto barrier = sg4::Barrier::create(static_cast<unsigned>(ranks));
+  const bool stepwise = req.network.granularity == Granularity::STEPWISE;
+  for (int r = 0; r < ranks; ++r) {
+    sg4::Actor::create(fmt::format("rank-{}", r), platform.hosts[static_cast<std::size_t>(r)], session.guard([&, r]() {
+      for (std::size_t i = 0; i < c.algorithms.size(); ++i) {
+        if (!c.rows[i].applicable) continue;
+        const auto& algo = models::resolve(*c.algorithms[i], group, req.bytes, ab_of[i]);
+        TrafficCounters traffic;
+        barrier->wait();
+        const double t0 = sg4::Engine::get_clock();
+        if (r < group.workers && call_cost_s(req, algo, group) > 0) sg4::this_actor::sleep_for(call_cost_s(req, algo, group));
+        if (r < group.workers || algo.uses_servers()) {
+          const auto steps = rank_steps(algo, r, group, req.bytes, stepwise);
+          executor.run(r, *steps, traffic);
         }
-      }));
-    }
-    session.engine().run();
-    session.rethrow_if_failed();
-    if (session.deadlocked()) throw std::runtime_error("the collective comparison deadlocked");
+        c.rows[i].flows += traffic.flows;
+        barrier->wait();
+        if (r == 0) c.rows[i].simulated_s = sg4::Engine::get_clock() - t0;
+      }
+    }));
   }
+  session.engine().run();
+  session.rethrow_if_failed();
+  if (session.deadlocked()) throw std::runtime_error("the collective comparison deadlocked");
+}
 
-  for (auto& row : rows) {
+}  // namespace
+
+std::vector<CompareRow> compare_collectives(const CompareRequest& req, const std::vector<std::string>& engine_args) {
+  Compared c = compared_algorithms(req);
+  // SimGrid needs an actor per rank: refuse, before building anything, more than a process holds.
+  if (req.simulate)
+    check_actor_room({"--workers", "ranks", req.workers, 1}, {"--servers", "parameter servers", c.servers ? req.servers : 0, 1},
+                     "--fidelity analytic needs no actors");
+  const ComparePlatform p = compare_platform(req, c);
+  std::vector<models::AlphaBeta> ab_of;
+  const std::set<std::string> default_real = price_closed_forms(req, c, p, ab_of);
+  if (req.before_run)
+    req.before_run(CompareWork{req, p.topology, p.group, c.algorithms, ab_of, c.rows,
+                               [&req](const std::string& name) { return params_of(req, name); }});
+  if (req.simulate) simulate_rows(req, engine_args, c, p, ab_of);
+  for (auto& row : c.rows) {
     if (!row.applicable) continue;
     const double t = row.simulated_s >= 0 ? row.simulated_s : row.analytic_s;
     row.algbw_GBps = t > 0 ? req.bytes / t / 1e9 : 0;
     row.busbw_GBps = row.algbw_GBps * bus_factor(row.operation, req.workers);
   }
-  mark_fastest(rows, default_real);
-  return rows;
+  mark_fastest(c.rows, default_real);
+  return c.rows;
 }
 
 std::string format_compare(const CompareRequest& req, const std::vector<CompareRow>& rows, bool csv) {
