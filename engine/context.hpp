@@ -9,11 +9,14 @@
 #pragma once
 
 #include "engine/engine.hpp"
+#include "engine/point_to_point.hpp"
 #include "engine/run_state.hpp"
 #include "engine/s4u_emitter.hpp"
 #include "engine/schedule_executor.hpp"
 
+#include <map>
 #include <memory>
+#include <tuple>
 #include <simgrid/s4u.hpp>
 #include <vector>
 
@@ -41,6 +44,8 @@ struct Context : RunState {
   Context() { engine_clock = &sg4::Engine::get_clock; }
   platforms::EmittedPlatform platform;
   std::unique_ptr<ScheduleExecutor> executor;
+  /// Point to point: per (source, destination, tag), the receiver-ready notices (engine/point_to_point.hpp).
+  std::map<std::tuple<int, int, int>, ReadyNotices> ready_notices;
   sg4::BarrierPtr comm_barrier;                        // analytic fidelity: all communication streams
   sg4::BarrierPtr end_barrier;                         // models with a logical graph: all workers, at the end
   sg4::BarrierPtr adaptive_barrier;                    // adaptive compression: all workers, at each choice

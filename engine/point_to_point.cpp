@@ -2,6 +2,7 @@
 #include "engine/point_to_point.hpp"
 
 #include "engine/context.hpp"
+#include "engine/flow_bounds.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -32,19 +33,109 @@ void check_peer(const Context& ctx, int rank, int peer, const char* what) {
     throw std::logic_error(fmt::format("worker {}: {} with peer {} (valid peers: the other workers 0..{})", rank, what,
                                        peer, ctx.group.workers - 1));
 }
+
+/// The library's costs (network.software), or null for the ideal library.
+const models::SoftwareCost* library(const Context& ctx) {
+  const auto& software = ctx.executor->network().software;
+  return software && !software->ideal() ? software.get() : nullptr;
+}
+
+/// True when the library makes a receive announce itself (gloo's NOTIFY_RECV_READY).
+bool notifies(const models::SoftwareCost* lib) {
+  return lib != nullptr &&
+         (lib->rendezvous == models::Rendezvous::MESSAGE || lib->rendezvous == models::Rendezvous::SEGMENT);
+}
+
+/// The data of a message: `units` to `box` at most at `rate` payload bytes per second (<= 0: uncapped).
+sg4::CommPtr post(sg4::Mailbox* box, models::Message* msg, std::uint64_t units, double rate, double efficiency) {
+  auto comm = box->put_init(msg, units);
+  if (rate > 0) comm->set_rate(rate / efficiency * BYTE_SCALE);
+  comm->start();
+  if (rate > 0) FlowBounds::note_rate(*comm, rate / efficiency * BYTE_SCALE);
+  return comm;
+}
+
+ReadyNotices& notices_of(Context& ctx, int src, int dst, int tag) {
+  auto& n = ctx.ready_notices[{src, dst, tag}];
+  if (!n.posted) n.posted = sg4::Semaphore::create(0);
+  return n;
+}
 }  // namespace
 
+double PointToPoint::rate_cap(int peer, double bytes) const {
+  const auto* lib = library(ctx_);
+  if (lib == nullptr || lib->rendezvous != models::Rendezvous::CREDIT) return -1;
+  const double alpha = ctx_.executor->latency(rank_, peer) * ctx_.executor->network().latency_factor;
+  const auto m = lib->message(bytes, alpha, ctx_.executor->beta(rank_, peer));
+  return m.per_byte_s > m.wire_per_byte_s ? 1.0 / m.per_byte_s : -1;
+}
+
+void PointToPoint::post_after_notice(Pending& p, sg4::Mailbox* box, models::Message* msg, std::uint64_t units,
+                                     double rate, int tag) {
+  auto& notices = notices_of(ctx_, rank_, p.peer, tag);
+  const double efficiency = library(ctx_)->protocol_efficiency;
+  const double now = sg4::Engine::get_clock();
+  if (!notices.posted->would_block()) {  // the receive is posted: its notice arrives (or arrived) at `at`
+    notices.posted->acquire();
+    const double at = notices.arrive_s.front();
+    notices.arrive_s.pop_front();
+    if (at <= now) {
+      p.comm = post(box, msg, units, rate, efficiency);
+      return;
+    }
+    p.posted = std::make_shared<sg4::CommPtr>();
+    p.courier = sg4::Actor::create(fmt::format("notice-{}>{}", rank_, p.peer), sg4::this_actor::get_host(),
+                                   [at, box, msg, units, rate, efficiency, slot = p.posted]() {
+                                     sg4::this_actor::sleep_until(at);
+                                     *slot = post(box, msg, units, rate, efficiency);
+                                     (*slot)->wait();
+                                   });
+    return;
+  }
+  // The receive is not posted yet: the data leaves when its notice arrives.
+  p.posted = std::make_shared<sg4::CommPtr>();
+  p.courier = sg4::Actor::create(fmt::format("notice-{}>{}", rank_, p.peer), sg4::this_actor::get_host(),
+                                 [&notices, box, msg, units, rate, efficiency, slot = p.posted]() {
+                                   notices.posted->acquire();
+                                   const double at = notices.arrive_s.front();
+                                   notices.arrive_s.pop_front();
+                                   if (at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
+                                   *slot = post(box, msg, units, rate, efficiency);
+                                   (*slot)->wait();
+                                 });
+}
+
 models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, int peer, double bytes, int tag,
-                                         std::int64_t version, int iteration) {
+                                         std::int64_t version, int iteration, bool two_sided) {
   check_peer(ctx_, rank_, peer, what);
-  auto* msg = new models::Message{rank_, tag, bytes, version};
+  const auto* lib = library(ctx_);
   Pending p;
-  p.sent = *msg;
-  p.comm = box->put_async(msg, wire_units(ctx_, rank_, peer, bytes));
   p.iteration = iteration;
   p.posted_s = sg4::Engine::get_clock();
   p.what = what;
   p.peer = peer;
+  if (lib != nullptr && lib->send_overhead_s > 0) sg4::this_actor::sleep_for(lib->send_overhead_s);
+  auto* msg = new models::Message{rank_, tag, bytes, version};
+  p.sent = *msg;
+  const auto units = wire_units(ctx_, rank_, peer, bytes);
+  const double rate = rate_cap(peer, bytes);
+  const double efficiency = lib != nullptr ? lib->protocol_efficiency : 1.0;
+  if (two_sided && notifies(lib)) {
+    if (bytes > lib->eager_limit_bytes) {
+      post_after_notice(p, box, msg, units, rate, tag);
+    } else {  // eager: posted at once; the receive's notice, when it comes, is this send's
+      auto& notices = notices_of(ctx_, rank_, peer, tag);
+      if (notices.posted->would_block()) {
+        ++notices.owed;
+      } else {
+        notices.posted->acquire();
+        notices.arrive_s.pop_front();
+      }
+      p.comm = post(box, msg, units, rate, efficiency);
+    }
+  } else {
+    p.comm = post(box, msg, units, rate, efficiency);
+  }
   auto& rec = ctx_.result.workers[static_cast<std::size_t>(rank_)];
   rec.bytes_sent += bytes;
   ++rec.messages_sent;
@@ -52,7 +143,7 @@ models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, in
 }
 
 models::CommHandle PointToPoint::isend(int peer, double bytes, int tag, std::int64_t version, int iteration) {
-  return send_to(box(rank_, peer, tag), "send", peer, bytes, tag, version, iteration);
+  return send_to(box(rank_, peer, tag), "send", peer, bytes, tag, version, iteration, true);
 }
 
 models::CommHandle PointToPoint::irecv(int peer, int tag, int iteration) {
@@ -66,11 +157,21 @@ models::CommHandle PointToPoint::irecv(int peer, int tag, int iteration) {
   const auto handle = track(std::move(p));
   auto& slot = pending_.at(handle);
   slot.comm = box(peer, rank_, tag)->get_async(&slot.payload);  // std::map nodes do not move
+  if (const auto* lib = library(ctx_); notifies(lib)) {  // NOTIFY_RECV_READY leaves now, one path latency to the sender
+    auto& notices = notices_of(ctx_, peer, rank_, tag);
+    if (notices.owed > 0) {
+      --notices.owed;  // an eager send took it
+    } else {
+      const double alpha = ctx_.executor->latency(rank_, peer) * ctx_.executor->network().latency_factor;
+      notices.arrive_s.push_back(sg4::Engine::get_clock() + alpha);
+      notices.posted->release();
+    }
+  }
   return handle;
 }
 
 models::CommHandle PointToPoint::put(int peer, double bytes, int tag, std::int64_t version, int iteration) {
-  return send_to(sg4::Mailbox::by_name(fmt::format("put>{}", peer)), "put", peer, bytes, tag, version, iteration);
+  return send_to(sg4::Mailbox::by_name(fmt::format("put>{}", peer)), "put", peer, bytes, tag, version, iteration, false);
 }
 
 models::Message PointToPoint::wait(models::CommHandle handle) {
@@ -78,9 +179,19 @@ models::Message PointToPoint::wait(models::CommHandle handle) {
   if (it == pending_.end())
     throw std::logic_error(fmt::format("worker {}: wait on communication handle {}, which is not in flight", rank_, handle));
   Pending& p = it->second;
-  p.comm->wait();
-  const double finished = sg4::Engine::get_clock() < p.comm->get_finish_time() ? sg4::Engine::get_clock()
-                                                                               : p.comm->get_finish_time();
+  if (p.courier) {  // a send waiting for its notice: the courier posts it and returns once it has flowed
+    p.courier->join();
+    p.comm = *p.posted;
+  } else {
+    p.comm->wait();
+  }
+  if (FlowBounds::active()) FlowBounds::forget(*p.comm);
+  double finished = sg4::Engine::get_clock() < p.comm->get_finish_time() ? sg4::Engine::get_clock()
+                                                                         : p.comm->get_finish_time();
+  if (const auto* lib = library(ctx_); p.receive && lib != nullptr && lib->recv_overhead_s > 0) {
+    sg4::this_actor::sleep_for(lib->recv_overhead_s);  // the receiver's CPU takes the message in
+    finished = sg4::Engine::get_clock();
+  }
   done_.emplace_back(p.posted_s, finished);
   if (ctx_.traced(rank_, p.iteration))
     ctx_.trace(rank_, 1, fmt::format("{} {} {}", p.what, p.receive ? "from" : "to", p.peer), p.what, p.posted_s,

@@ -10,11 +10,30 @@
 // SimGrid delivers a mailbox's finished puts in posting order, so a put that
 // finished behind an unfinished earlier one is seen when that one is.
 // Messages run as flows at every fidelity (summary.json: point_to_point_fidelity).
+//
+// The library's costs (network.software; models/software_cost.hpp) apply to every message:
+//   * o_send: the sender's CPU, before the message is posted (isend, put); o_recv: the receiver's
+//     CPU once a receive has arrived (wait). A one-sided put has no receive: the target pays none.
+//   * protocol efficiency: bytes / eta on the wire (engine/link_bytes.cpp: wire_units).
+//   * receiver-ready handshake (rendezvous "message" or "segment", a two-sided message above the
+//     eager limit), as gloo's TCP pair does it for every send/recv (gloo/transport/tcp/pair.cc at
+//     cc44198: Pair::recv sends NOTIFY_RECV_READY as soon as a receive is posted, lines 932-960;
+//     Pair::send sends at once only when that notice has arrived, lines 916-923, else queues the
+//     send, line 927, until handleRemotePendingRecv sends it, lines 615-640). The notice is a
+//     header-only message: it arrives one path latency after the receive is posted, so the data
+//     leaves at max(send posted + o_send, receive posted + alpha). Its segments are not pipelined
+//     with handshakes (gloo's segments are its collectives' chunks, not a point-to-point rule).
+//   * credit windows (rendezvous "credit", NCCL): the message's rate is capped as the preset's
+//     slots allow (SoftwareCost::message), as the executor caps a collective's flows.
+// A (source, destination, tag) pairs its notices with its sends in order; a send at most the eager
+// limit posts at once and takes the next notice as its own.
 #pragma once
 
 #include "models/sync_model.hpp"
 
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <simgrid/s4u.hpp>
 #include <tuple>
@@ -24,6 +43,14 @@
 namespace ddlsim::sim::detail {
 
 struct Context;
+
+/// Per (source, destination, tag): the receiver-ready notices on their way to the sender, shared by
+/// both ends' PointToPoint (engine/point_to_point.cpp).
+struct ReadyNotices {
+  std::deque<double> arrive_s;          // when each posted receive's notice reaches the sender
+  int owed = 0;                         // notices already taken by sends posted before their receive
+  simgrid::s4u::SemaphorePtr posted;    // one per notice not yet taken
+};
 
 class PointToPoint {
  public:
@@ -49,6 +76,8 @@ class PointToPoint {
  private:
   struct Pending {
     simgrid::s4u::CommPtr comm;
+    simgrid::s4u::ActorPtr courier;  // a send waiting for its receiver-ready notice posts from this actor
+    std::shared_ptr<simgrid::s4u::CommPtr> posted;  // ... the comm it posted
     bool receive = false;
     void* payload = nullptr;  // a receive's message
     models::Message sent;     // what a send or put carried
@@ -61,8 +90,14 @@ class PointToPoint {
   models::CommHandle track(Pending pending);
   /// A send or a put: posts `bytes` to `box` and counts it as this worker's traffic.
   models::CommHandle send_to(simgrid::s4u::Mailbox* box, const char* what, int peer, double bytes, int tag,
-                             std::int64_t version, int iteration);
+                             std::int64_t version, int iteration, bool two_sided);
   void take_arrived_puts();
+  /// The message's library rule: its rate cap (payload bytes per second; <= 0: none).
+  double rate_cap(int peer, double bytes) const;
+  /// Posts the data of a two-sided send of `units` wire units, once its receiver-ready notice has
+  /// arrived (now, later, or after the receive is posted); returns the comm when posted now.
+  void post_after_notice(Pending& p, simgrid::s4u::Mailbox* box, models::Message* msg, std::uint64_t units,
+                         double rate, int tag);
 
   Context& ctx_;
   int rank_;

@@ -51,11 +51,13 @@ class ScheduleExecutor {
 
   /// Path latency between two ranks' hosts (cached), as the links give it (no model factor).
   double latency(int src, int dst);
+  /// Seconds per payload byte of the path's slowest link now (link traces change it), model factor applied.
+  double beta(int src, int dst);
+  /// The network model's factors and the library's software costs the executor applies.
+  [[nodiscard]] const ExecutorNetwork& network() const { return network_; }
 
  private:
   simgrid::s4u::Mailbox* mailbox(int src, int dst);
-  /// Seconds per payload byte of the path's slowest link now (link traces change it), model factor applied.
-  double beta(int src, int dst);
 
   std::vector<simgrid::s4u::Host*> hosts_;
   ExecutorNetwork network_;
