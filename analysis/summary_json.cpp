@@ -157,7 +157,7 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   // The library's overheads and handshakes apply to the collectives' messages (both fidelities);
   // its protocol efficiency to every message, pushes, pulls and point-to-point ones too.
   j["software"] = models::to_json(sc.network.software ? *sc.network.software : models::SoftwareCost{});
-  j["software"]["applies_to"] = "collectives and point-to-point messages; parameter-server pushes and pulls: protocol_efficiency only";
+  j["software"]["applies_to"] = "every message: collectives, point to point, parameter-server pushes and pulls";
   // Parameter-server pushes and pulls are point-to-point flows at every fidelity
   // (the server's NIC is what they study); say so where the rest is analytic.
   if (sc.training.sync_model->traits().uses_servers) j["push_pull_fidelity"] = "flow";

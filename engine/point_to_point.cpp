@@ -34,25 +34,10 @@ void check_peer(const Context& ctx, int rank, int peer, const char* what) {
                                        peer, ctx.group.workers - 1));
 }
 
-/// The library's costs (network.software), or null for the ideal library.
-const models::SoftwareCost* library(const Context& ctx) {
-  const auto& software = ctx.executor->network().software;
-  return software && !software->ideal() ? software.get() : nullptr;
-}
-
 /// True when the library makes a receive announce itself (gloo's NOTIFY_RECV_READY).
 bool notifies(const models::SoftwareCost* lib) {
   return lib != nullptr &&
          (lib->rendezvous == models::Rendezvous::MESSAGE || lib->rendezvous == models::Rendezvous::SEGMENT);
-}
-
-/// The data of a message: `units` to `box` at most at `rate` payload bytes per second (<= 0: uncapped).
-sg4::CommPtr post(sg4::Mailbox* box, models::Message* msg, std::uint64_t units, double rate, double efficiency) {
-  auto comm = box->put_init(msg, units);
-  if (rate > 0) comm->set_rate(rate / efficiency * BYTE_SCALE);
-  comm->start();
-  if (rate > 0) FlowBounds::note_rate(*comm, rate / efficiency * BYTE_SCALE);
-  return comm;
 }
 
 ReadyNotices& notices_of(Context& ctx, int src, int dst, int tag) {
@@ -62,12 +47,25 @@ ReadyNotices& notices_of(Context& ctx, int src, int dst, int tag) {
 }
 }  // namespace
 
-double PointToPoint::rate_cap(int peer, double bytes) const {
-  const auto* lib = library(ctx_);
+const models::SoftwareCost* library(const Context& ctx) {
+  const auto& software = ctx.executor->network().software;
+  return software && !software->ideal() ? software.get() : nullptr;
+}
+
+double credit_rate_cap(const Context& ctx, int src, int dst, double bytes) {
+  const auto* lib = library(ctx);
   if (lib == nullptr || lib->rendezvous != models::Rendezvous::CREDIT) return -1;
-  const double alpha = ctx_.executor->latency(rank_, peer) * ctx_.executor->network().latency_factor;
-  const auto m = lib->message(bytes, alpha, ctx_.executor->beta(rank_, peer));
+  const double alpha = ctx.executor->latency(src, dst) * ctx.executor->network().latency_factor;
+  const auto m = lib->message(bytes, alpha, ctx.executor->beta(src, dst));
   return m.per_byte_s > m.wire_per_byte_s ? 1.0 / m.per_byte_s : -1;
+}
+
+sg4::CommPtr post_data(sg4::Mailbox* box, void* payload, std::uint64_t units, double rate, double efficiency) {
+  auto comm = box->put_init(payload, units);
+  if (rate > 0) comm->set_rate(rate / efficiency * BYTE_SCALE);
+  comm->start();
+  if (rate > 0) FlowBounds::note_rate(*comm, rate / efficiency * BYTE_SCALE);
+  return comm;
 }
 
 void PointToPoint::post_after_notice(Pending& p, sg4::Mailbox* box, models::Message* msg, std::uint64_t units,
@@ -80,14 +78,14 @@ void PointToPoint::post_after_notice(Pending& p, sg4::Mailbox* box, models::Mess
     const double at = notices.arrive_s.front();
     notices.arrive_s.pop_front();
     if (at <= now) {
-      p.comm = post(box, msg, units, rate, efficiency);
+      p.comm = post_data(box, msg, units, rate, efficiency);
       return;
     }
     p.posted = std::make_shared<sg4::CommPtr>();
     p.courier = sg4::Actor::create(fmt::format("notice-{}>{}", rank_, p.peer), sg4::this_actor::get_host(),
                                    [at, box, msg, units, rate, efficiency, slot = p.posted]() {
                                      sg4::this_actor::sleep_until(at);
-                                     *slot = post(box, msg, units, rate, efficiency);
+                                     *slot = post_data(box, msg, units, rate, efficiency);
                                      (*slot)->wait();
                                    });
     return;
@@ -100,7 +98,7 @@ void PointToPoint::post_after_notice(Pending& p, sg4::Mailbox* box, models::Mess
                                    const double at = notices.arrive_s.front();
                                    notices.arrive_s.pop_front();
                                    if (at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
-                                   *slot = post(box, msg, units, rate, efficiency);
+                                   *slot = post_data(box, msg, units, rate, efficiency);
                                    (*slot)->wait();
                                  });
 }
@@ -118,7 +116,7 @@ models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, in
   auto* msg = new models::Message{rank_, tag, bytes, version};
   p.sent = *msg;
   const auto units = wire_units(ctx_, rank_, peer, bytes);
-  const double rate = rate_cap(peer, bytes);
+  const double rate = credit_rate_cap(ctx_, rank_, peer, bytes);
   const double efficiency = lib != nullptr ? lib->protocol_efficiency : 1.0;
   if (two_sided && notifies(lib)) {
     if (bytes > lib->eager_limit_bytes) {
@@ -131,10 +129,10 @@ models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, in
         notices.posted->acquire();
         notices.arrive_s.pop_front();
       }
-      p.comm = post(box, msg, units, rate, efficiency);
+      p.comm = post_data(box, msg, units, rate, efficiency);
     }
   } else {
-    p.comm = post(box, msg, units, rate, efficiency);
+    p.comm = post_data(box, msg, units, rate, efficiency);
   }
   auto& rec = ctx_.result.workers[static_cast<std::size_t>(rank_)];
   rec.bytes_sent += bytes;

@@ -29,6 +29,7 @@
 // limit posts at once and takes the next notice as its own.
 #pragma once
 
+#include "models/software_cost.hpp"
 #include "models/sync_model.hpp"
 
 #include <deque>
@@ -43,6 +44,16 @@
 namespace ddlsim::sim::detail {
 
 struct Context;
+
+/// The library's costs (network.software), or null for the ideal library.
+const models::SoftwareCost* library(const Context& ctx);
+/// A message of `bytes` from rank `src` to `dst` under the library's credit window (rendezvous
+/// "credit"): its rate cap in payload bytes per second (SoftwareCost::message); <= 0: none.
+double credit_rate_cap(const Context& ctx, int src, int dst, double bytes);
+/// Starts a message's data: `units` wire units to `box`, its rate capped at `rate` payload bytes per
+/// second (<= 0: uncapped; a cap is kept across bandwidth changes, engine/flow_bounds.hpp).
+simgrid::s4u::CommPtr post_data(simgrid::s4u::Mailbox* box, void* payload, std::uint64_t units, double rate,
+                                double efficiency);
 
 /// Per (source, destination, tag): the receiver-ready notices on their way to the sender, shared by
 /// both ends' PointToPoint (engine/point_to_point.cpp).
@@ -92,8 +103,6 @@ class PointToPoint {
   models::CommHandle send_to(simgrid::s4u::Mailbox* box, const char* what, int peer, double bytes, int tag,
                              std::int64_t version, int iteration, bool two_sided);
   void take_arrived_puts();
-  /// The message's library rule: its rate cap (payload bytes per second; <= 0: none).
-  double rate_cap(int peer, double bytes) const;
   /// Posts the data of a two-sided send of `units` wire units, once its receiver-ready notice has
   /// arrived (now, later, or after the receive is posted); returns the comm when posted now.
   void post_after_notice(Pending& p, simgrid::s4u::Mailbox* box, models::Message* msg, std::uint64_t units,

@@ -46,12 +46,21 @@ class SimServerRuntime final : public models::ServerRuntime {
     ++received_[w];
     post(w);
     last_iteration_ = msg->iteration;
+    // The server's CPU takes each push in (o_recv) and posts each reply (o_send), one message at a time.
+    if (const auto* lib = library(ctx_); lib != nullptr && lib->recv_overhead_s > 0)
+      sg4::this_actor::sleep_for(lib->recv_overhead_s);
     return models::Push{msg->worker, msg->bucket, msg->bytes, msg->version, msg->iteration};
   }
 
   void send_pull(int worker, int bucket, double bytes, std::int64_t version) override {
     auto* msg = new PsMessage{worker, bucket, bytes, version, last_iteration_};
-    ctx_.pull_box(server_, worker)->put_init(msg, wire_units(ctx_, ctx_.group.workers + server_, worker, bytes))->detach();
+    const auto* lib = library(ctx_);
+    if (lib != nullptr && lib->send_overhead_s > 0) sg4::this_actor::sleep_for(lib->send_overhead_s);
+    const int me = ctx_.group.workers + server_;
+    auto comm = ctx_.pull_box(server_, worker)->put_init(msg, wire_units(ctx_, me, worker, bytes));
+    if (const double rate = credit_rate_cap(ctx_, me, worker, bytes); rate > 0)
+      comm->set_rate(rate / lib->protocol_efficiency * BYTE_SCALE);
+    comm->detach();  // its cap is not kept across link-trace bandwidth changes (engine/flow_bounds.hpp): a detached flow is never forgotten
     ctx_.result.bytes_sent_by_servers += bytes;
     ++ctx_.result.messages_sent_by_servers;
   }

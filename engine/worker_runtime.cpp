@@ -1,6 +1,7 @@
 // ddlsim: a worker's two actors -- compute (the Runtime facade its sync model
 // runs against) and its communication stream.
 #include "engine/context.hpp"
+#include "engine/flow_bounds.hpp"
 #include "engine/lazy_runtime.hpp"
 #include "engine/point_to_point.hpp"
 
@@ -171,21 +172,32 @@ void comm_stream(Context& ctx, int rank, int slot) {
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       }
     } else {  // PUSH_PULL: a shard to every server, then every shard back (PULL: only back)
+      // The library's costs (engine/point_to_point.hpp): the pushes are posted together, one o_send;
+      // the replies are taken in together, one o_recv. The servers' receives are posted ahead, so a
+      // push never waits for a receiver-ready notice.
       const double shard = req.bytes / servers;
+      const auto* lib = library(ctx);
       std::vector<sg4::CommPtr> comms;
-      for (int s = 0; s < servers && req.kind == models::CommRequest::Kind::PUSH_PULL; ++s) {
+      const bool pushes = req.kind == models::CommRequest::Kind::PUSH_PULL;
+      if (pushes && lib != nullptr && lib->send_overhead_s > 0) sg4::this_actor::sleep_for(lib->send_overhead_s);
+      for (int s = 0; s < servers && pushes; ++s) {
         auto* msg = new PsMessage{rank, req.bucket, shard, state.seen_version[{s, req.bucket}], item.iteration};
-        comms.push_back(ctx.push_boxes[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank)]->put_async(
-            msg, wire_units(ctx, rank, ctx.group.workers + s, shard)));
+        const int server_rank = ctx.group.workers + s;
+        comms.push_back(post_data(ctx.push_boxes[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank)], msg,
+                                  wire_units(ctx, rank, server_rank, shard), credit_rate_cap(ctx, rank, server_rank, shard),
+                                  lib != nullptr ? lib->protocol_efficiency : 1.0));
         rec.bytes_sent += shard;
         ++rec.messages_sent;
       }
       sg4::Comm::wait_all(comms);
+      if (FlowBounds::active())
+        for (const auto& c : comms) FlowBounds::forget(*c);
       comms.clear();
       std::vector<PsMessage*> replies(static_cast<std::size_t>(servers), nullptr);
       for (int s = 0; s < servers; ++s)
         comms.push_back(ctx.pull_box(s, rank)->get_async(&replies[static_cast<std::size_t>(s)]));
       sg4::Comm::wait_all(comms);
+      if (lib != nullptr && lib->recv_overhead_s > 0) sg4::this_actor::sleep_for(lib->recv_overhead_s);
       for (int s = 0; s < servers; ++s) {
         std::unique_ptr<PsMessage> reply(replies[static_cast<std::size_t>(s)]);
         state.seen_version[{s, req.bucket}] = reply->version;

@@ -452,19 +452,32 @@ TEST_CASE("links.csv counts bytes, whatever the bandwidth factor") {
   }
 }
 
-TEST_CASE("point-to-point flows carry the library's header bytes, as collectives do") {
+TEST_CASE("parameter-server pushes and pulls pay the library: header bytes, and each side's CPU per message") {
   // ASP on the heterogeneous star with gloo's software: every push and pull puts M / eta bytes on
-  // the wire (TCP over Ethernet: eta = 1448 / 1538); no per-step overheads or handshakes apply to them.
+  // the wire (TCP over Ethernet: eta = 1448 / 1538); the worker pays o_send before its push and
+  // o_recv after its pull, the server o_recv per push taken in and o_send per reply, one message at
+  // a time. Workers 0 and 2 (10 Gbit/s) push at once and their pushes end together: the server takes
+  // one of them first (and replies), so the other also waits for that o_recv + o_send. Worker 1
+  // (4 Gbit/s) arrives when the server is idle.
   TempDir tmp;
-  const double eta = 1448.0 / 1538.0;
+  const double eta = 1448.0 / 1538.0, o = 15e-6;  // gloo: o_send = o_recv = 15 us
   json s = heterogeneous_star("asp", 1);
   s["network"] = {{"software", "gloo"}};
   const auto r = run(tmp, "gloo", s);
+  REQUIRE(r.rows.size() == 3);
+  std::vector<double> fast;
   for (const auto& row : r.rows) {
     CAPTURE(row.worker);
-    const double link = row.worker == 1 ? SLOW : FAST;
-    CHECK(row.duration_s == doctest::Approx(2 * (ALPHA + M / (link * eta))).epsilon(1e-9));
+    if (row.worker == 1)
+      CHECK(row.duration_s == doctest::Approx(2 * (ALPHA + M / (SLOW * eta)) + 4 * o).epsilon(1e-9));
+    else
+      fast.push_back(row.duration_s);
   }
+  REQUIRE(fast.size() == 2);
+  std::sort(fast.begin(), fast.end());
+  const double own = 2 * (ALPHA + M / (FAST * eta)) + 4 * o;
+  CHECK(fast[0] == doctest::Approx(own).epsilon(1e-9));          // served first
+  CHECK(fast[1] == doctest::Approx(own + 2 * o).epsilon(1e-9));  // behind the other's push and reply
 }
 
 namespace {

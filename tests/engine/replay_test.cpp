@@ -1,6 +1,7 @@
 // Trace replay: buckets, overlap, stragglers, parameter servers, determinism.
 // Every expectation is derived here from the alpha-beta model of the star:
 // host-to-host path = 2 links, so alpha = 2 * link latency, beta = 1 / bandwidth.
+#include "models/software_cost.hpp"
 #include "tests/support/cli.hpp"
 
 #include <doctest/doctest.h>
@@ -130,6 +131,40 @@ TEST_CASE("BSP parameter server: one server against S = 4 shards") {
   const double four = c + 2 * ALPHA + 2 * m * BETA;
   CHECK(run(tmp, "ps1", ps(1)).summary["iteration_time_s"].get<double>() == doctest::Approx(one).epsilon(1e-6));
   CHECK(run(tmp, "ps4", ps(4)).summary["iteration_time_s"].get<double>() == doctest::Approx(four).epsilon(1e-6));
+}
+
+TEST_CASE("BSP parameter server under gloo: every push and pull pays the library") {
+  TempDir tmp;
+  json s = two_layer(4, false);
+  s["platform"]["parameter_servers"] = 1;
+  s["network"] = {{"software", "gloo"}};
+  s["training"]["sync"] = {{"name", "bsp"}, {"params", {{"aggregation", "parameter_server"}}}};
+  s["training"].erase("collective");
+  s["training"]["bucketing"] = {{"bucket_bytes", "1TB"}, {"overlap", false}};
+  const auto gloo = *ddlsim::models::software_preset("gloo");
+  const double c = 2 * 1e-3 + 2 * 2e-3, m = 20e6, wire = m / gloo.protocol_efficiency;
+  // The first iteration, where every worker starts at 0: the four workers post their pushes together
+  // after o_send; the server's NIC takes the 4 x m / eta wire bytes; its CPU takes the four pushes in
+  // one after another (4 o_recv) and posts the four replies one after another (an o_send before
+  // each: its NIC is busy from the first reply on, so the last one ends 4 m / eta beta after the
+  // first starts); the last worker served takes its reply in (o_recv). The servers' receives are
+  // posted ahead: no receiver-ready wait. (Later iterations overlap the server's CPU with the
+  // workers' staggered pushes.)
+  const double pushes = gloo.send_overhead_s + ALPHA + 4 * wire * BETA;
+  const double pulls = gloo.send_overhead_s + ALPHA + 4 * wire * BETA;
+  const double want = c + pushes + 4 * gloo.recv_overhead_s + pulls + gloo.recv_overhead_s;
+  const auto out = run(tmp, "ps_gloo", s);
+  const auto csv = ddlsim::test::Csv::parse(out.iterations_csv);
+  double last_end = 0;
+  for (std::size_t i = 0; i < csv.size(); ++i)
+    if (csv.integer(i, "iteration") == 0) last_end = std::max(last_end, csv.number(i, "end_s"));
+  CHECK(last_end == doctest::Approx(want).epsilon(1e-6));
+  // Against the ideal library: the overheads and the protocol's header bytes are all it adds.
+  const double ideal = c + 2 * (ALPHA + 4 * m * BETA);
+  CHECK(want - ideal == doctest::Approx(2 * gloo.send_overhead_s + 5 * gloo.recv_overhead_s +
+                                        8 * (wire - m) * BETA));
+  const auto& summary = out.summary;
+  CHECK(summary["software"]["applies_to"] == "every message: collectives, point to point, parameter-server pushes and pulls");
 }
 
 TEST_CASE("identical scenario and seed give identical files and another seed does not") {

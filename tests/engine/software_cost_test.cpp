@@ -187,7 +187,7 @@ TEST_CASE("software in a run: bsp iterations cost the software closed form at bo
     CHECK(summary["iteration_time_s"].get<double>() == doctest::Approx(expected).epsilon(1e-6));
     CHECK(summary["software"]["preset"] == "gloo");
     CHECK(summary["software"]["segment_bytes"].get<double>() == 250e3);
-    CHECK(summary["software"]["applies_to"] == "collectives and point-to-point messages; parameter-server pushes and pulls: protocol_efficiency only");
+    CHECK(summary["software"]["applies_to"] == "every message: collectives, point to point, parameter-server pushes and pulls");
     CHECK(summary["collective_call_cost_s"].get<double>() == doctest::Approx(100e-6));
   }
 }
