@@ -30,7 +30,14 @@ using models::SoftwareCost;
 
 /// The ranges searched, and the default call cost of an uncalibrated scenario (network.collective_call_cost).
 // A bandwidth factor above 1 would move bytes faster than the line: no fit may beat the wire.
-constexpr double MIN_FACTOR = 1e-2, MAX_LATENCY_FACTOR = 1e2, MAX_BANDWIDTH_FACTOR = 1;
+// A latency factor below 1 would make a path faster than its links' latency: no fit may beat the light.
+constexpr double MIN_FACTOR = 1e-2, MIN_LATENCY_FACTOR = 1, MAX_LATENCY_FACTOR = 1e2, MAX_BANDWIDTH_FACTOR = 1;
+/// The prior toward the base preset, in units of squared relative error: w (ln lf)^2 + w (ln bf)^2 +
+/// w ((o - o_base) / o_scale)^2 + w ((c - c_base) / c_scale)^2. At 1e-8 it moves no identifiable
+/// parameter measurably (a row 0.01 % off weighs as much as a factor e^1 away from the preset) and
+/// picks the preset's value along any direction the rows leave flat.
+constexpr double PRIOR_WEIGHT = 1e-8;
+constexpr double PRIOR_SCALE_S = 1e-3;  // the overhead's and call cost's scale: the preset's value, at least 1 ms
 constexpr double MAX_OVERHEAD_S = 1.0;  // the range network.software accepts per side
 constexpr double DEFAULT_CALL_S = 10e-6;
 
@@ -85,14 +92,17 @@ std::vector<Segments> segment_candidates(const SoftwareCost& base, bool search) 
 /// the free ones only. Returns the squared error and sets o, c.
 struct Linear {
   bool fit_o = true, fit_c = true;
-  double fixed_o = 0, fixed_c = 0;
+  double fixed_o = 0, fixed_c = 0;  // the base preset's: the fixed values, and the prior's targets
+  [[nodiscard]] double weight_o() const { return PRIOR_WEIGHT / std::pow(std::max(fixed_o, PRIOR_SCALE_S), 2); }
+  [[nodiscard]] double weight_c() const { return PRIOR_WEIGHT / std::pow(std::max(fixed_c, PRIOR_SCALE_S), 2); }
 };
 
 double solve_linear(const std::vector<Prepared>& rows, const std::vector<double>& base, const Linear& lin, double& o,
                     double& c) {
   // r_i = t_i - a_i o - d_i c with t_i = 1 - b_i / y_i (moved to the fixed parts), a_i = n_i / y_i, d_i = 1 / y_i.
+  const double wo = lin.fit_o ? lin.weight_o() : 0.0, wc = lin.fit_c ? lin.weight_c() : 0.0;
   auto sse = [&](double oo, double cc) {
-    double s = 0;
+    double s = wo * (oo - lin.fixed_o) * (oo - lin.fixed_o) + wc * (cc - lin.fixed_c) * (cc - lin.fixed_c);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const double r = (base[i] + rows[i].steps * oo + cc) / rows[i].measured_s - 1;
       s += r * r;
@@ -113,13 +123,15 @@ double solve_linear(const std::vector<Prepared>& rows, const std::vector<double>
   const double o_fixed = lin.fixed_o, c_fixed = lin.fixed_c;
   auto clamp_o = [](double v) { return std::clamp(v, 0.0, 2 * MAX_OVERHEAD_S); };
   auto clamp_c = [](double v) { return std::clamp(v, 0.0, 1.0); };
+  // The prior adds w_o (o - o_base)^2 + w_c (c - c_base)^2: a ridge toward the base preset.
+  saa += wo, sdd += wc, sat += wo * o_fixed, sdt += wc * c_fixed;
   if (lin.fit_o && lin.fit_c) {
     const double det = saa * sdd - sad * sad;
     if (det > 1e-12 * saa * sdd) {
       const double oo = (sat * sdd - sdt * sad) / det, cc = (saa * sdt - sad * sat) / det;
       if (oo >= 0 && cc >= 0) options.push_back({clamp_o(oo), clamp_c(cc)});
     }
-    // The boundary: one of them zero (or the system singular: o and c indistinguishable).
+    // The boundary: one of them zero (its own best with the other at 0).
     if (saa > 0) options.push_back({clamp_o(sat / saa), 0});
     if (sdd > 0) options.push_back({0, clamp_c(sdt / sdd)});
     options.push_back({0, 0});
@@ -321,7 +333,8 @@ Fit search(std::vector<Prepared>& train, const SoftwareCost& base, const std::se
     auto evaluate = [&](double lf, double bf) {
       for (std::size_t i = 0; i < train.size(); ++i) b[i] = closed_form(train[i], lf, bf, sw0);
       double o = 0, c = 0;
-      const double sse = solve_linear(train, b, lin, o, c);
+      const double sse = solve_linear(train, b, lin, o, c) +
+                         PRIOR_WEIGHT * (std::pow(std::log(lf), 2) + std::pow(std::log(bf), 2));
       if (sse < here.sse) here = Fit{sse, lf, bf, o, c, k};
       return sse;
     };
@@ -330,18 +343,31 @@ Fit search(std::vector<Prepared>& train, const SoftwareCost& base, const std::se
     if (fit_bf) lo.push_back(std::log(MIN_FACTOR)), hi.push_back(std::log(MAX_BANDWIDTH_FACTOR));
     auto from = [&](const std::vector<double>& x) {
       std::size_t j = 0;
-      const double lf = fit_lf ? std::exp(x[j++]) : 1.0;
+      // The search also walks below the bound (the landscape is flat there: every lf < 1 is priced as 1),
+      // so that it starts from where it always did; the fit never leaves the physical range.
+      const double lf = fit_lf ? std::max(MIN_LATENCY_FACTOR, std::exp(x[j++])) : 1.0;
       const double bf = fit_bf ? std::exp(x[j]) : 1.0;
       return std::pair{lf, bf};
     };
     if (lo.empty()) {
       evaluate(1, 1);
     } else {
-      for (const auto& start : std::vector<std::array<double, 2>>{{0, 0}, {std::log(3.0), std::log(0.8)}, {std::log(0.3), 0}}) {
+      // Fixed starts over the physical range: lf in {1, 1.5, 3, 10} x bf in {1, 0.8, 0.5}.
+      std::vector<std::array<double, 2>> starts;
+      for (const double lf0 : {1.0, 1.5, 3.0, 10.0})
+        for (const double bf0 : {1.0, 0.8, 0.5}) starts.push_back({std::log(lf0), std::log(bf0)});
+      for (const auto& start : starts) {
         std::vector<double> x0;
         if (fit_lf) x0.push_back(start[0]);
         if (fit_bf) x0.push_back(start[1]);
-        nelder_mead([&](const std::vector<double>& x) { auto [lf, bf] = from(x); return evaluate(lf, bf); }, x0, lo, hi);
+        // Restarted from where it stopped while that still improves: the simplex can stall on the
+        // kinks the non-negative overhead and call cost put in the landscape.
+        for (int restart = 0; restart < 6; ++restart) {
+          const double before = here.sse;
+          x0 = nelder_mead([&](const std::vector<double>& x) { auto [lf, bf] = from(x); return evaluate(lf, bf); }, x0,
+                           lo, hi);
+          if (!(here.sse < before * (1 - 1e-9))) break;
+        }
       }
     }
     // Only a real improvement displaces an earlier candidate (the base's own first): candidates
@@ -352,12 +378,88 @@ Fit search(std::vector<Prepared>& train, const SoftwareCost& base, const std::se
   return best;
 }
 
+/// The software of a fit: the candidate's segments on the base preset, its overhead (split evenly
+/// into send and receive) and call cost.
+SoftwareCost fitted_software(const Fit& f, const std::vector<Segments>& candidates, const SoftwareCost& base,
+                             const std::string& preset) {
+  SoftwareCost out = candidates[f.segments].apply(base);
+  out.preset = preset;
+  out.send_overhead_s = out.recv_overhead_s = f.o / 2;
+  out.call_cost_s = f.c;
+  return out;
+}
+
+/// What the base preset, uncalibrated, predicts for a row (its own call cost, or the default).
+double base_time_s(const Prepared& p, const std::shared_ptr<const SoftwareCost>& base) {
+  return base->call_cost_s.value_or(DEFAULT_CALL_S) + closed_form(p, 1, 1, base);
+}
+
+/// The range of the fitted rows, at the rates and latencies they were predicted with (a row's own, or
+/// --bandwidth / --latency).
+FittedRange fitted_range(const std::vector<Prepared>& train) {
+  FittedRange out;
+  for (std::size_t i = 0; i < train.size(); ++i) {
+    const auto& p = train[i];
+    const double bw = 1 / p.beta_s;
+    const int n = p.group.workers;
+    if (i == 0) {
+      out = FittedRange{p.bytes, p.bytes, bw, bw, p.alpha_s, p.alpha_s, n, n};
+      continue;
+    }
+    out.min_bytes = std::min(out.min_bytes, p.bytes), out.max_bytes = std::max(out.max_bytes, p.bytes);
+    out.min_bandwidth_Bps = std::min(out.min_bandwidth_Bps, bw), out.max_bandwidth_Bps = std::max(out.max_bandwidth_Bps, bw);
+    out.min_latency_s = std::min(out.min_latency_s, p.alpha_s), out.max_latency_s = std::max(out.max_latency_s, p.alpha_s);
+    out.min_ranks = std::min(out.min_ranks, n), out.max_ranks = std::max(out.max_ranks, n);
+  }
+  return out;
+}
+
+/// k-fold cross-validation: fitted row i (in file order) is in fold i mod k; each fold is predicted by
+/// the fit of the others, with the same parameters and candidates. Not scored (a note says why) when
+/// a fold's complement has too few rows for the parameters.
+CrossValidation cross_validate(const std::vector<Prepared>& train, const SoftwareCost& base, const std::set<std::string>& fit,
+                               const std::vector<Segments>& candidates, int folds, CalibrationResult& result) {
+  CrossValidation cv;
+  if (folds == 0) return cv;
+  const std::size_t k = static_cast<std::size_t>(folds);
+  const std::size_t free = fit.size() - (fit.count("segments") != 0 ? 1 : 0);
+  if (train.size() < k || train.size() - (train.size() + k - 1) / k < free + 1) {
+    result.notes.push_back(fmt::format("not cross-validated: {} fitted row(s) cannot make {} folds whose complements "
+                                       "fit {} parameter(s)",
+                                       train.size(), k, free));
+    return cv;
+  }
+  const auto base_sw = std::make_shared<const SoftwareCost>(base);
+  std::vector<double> calibrated, preset;
+  for (std::size_t f = 0; f < k; ++f) {
+    std::vector<Prepared> others;
+    for (std::size_t i = 0; i < train.size(); ++i)
+      if (i % k != f) others.push_back(train[i]);
+    const Fit here = search(others, base, fit, candidates);
+    const auto sw = std::make_shared<const SoftwareCost>(fitted_software(here, candidates, base, result.base_preset));
+    for (std::size_t i = f; i < train.size(); i += k) {
+      calibrated.push_back((here.c + closed_form(train[i], here.lf, here.bf, sw)) / train[i].measured_s - 1);
+      preset.push_back(base_time_s(train[i], base_sw) / train[i].measured_s - 1);
+    }
+  }
+  cv.folds = folds;
+  cv.calibrated = error_stats(calibrated);
+  cv.base = error_stats(preset);
+  return cv;
+}
+
 }  // namespace
 
 CalibrationResult calibrate(const MeasurementFile& file, const std::string& file_name, const CalibrationOptions& options) {
   for (const auto& p : options.fit)
     if (std::find(calibration_parameters().begin(), calibration_parameters().end(), p) == calibration_parameters().end())
       throw ConfigError("--fit", fmt::format("unknown parameter \"{}\"; valid are: {}", p, join_names(calibration_parameters())));
+  if (options.fit.count("segments") != 0 && options.fit.count("latency_factor") != 0)
+    throw ConfigError("--fit", "segments and latency_factor both price a message's latency (a handshake is one more "
+                               "path latency per segment): fit one of them, e.g. --fit segments,bandwidth_factor,overhead,"
+                               "call_cost");
+  if (options.folds < 0 || options.folds == 1 || options.folds > 100)
+    throw ConfigError("--folds", fmt::format("expected 0 (no cross-validation) or 2 to 100 folds, got {}", options.folds));
   if (file.rows.empty()) throw ConfigError(file_name, "no measurement rows");
   CalibrationResult result;
   result.measurement_format = file.format;
@@ -376,18 +478,17 @@ CalibrationResult calibrate(const MeasurementFile& file, const std::string& file
 
   result.latency_factor = best.lf;
   result.bandwidth_factor = best.bf;
-  result.software = candidates[best.segments].apply(base);
-  result.software.preset = result.base_preset;
-  result.software.send_overhead_s = result.software.recv_overhead_s = best.o / 2;
-  result.software.call_cost_s = best.c;
+  result.software = fitted_software(best, candidates, base, result.base_preset);
   const auto fitted = std::make_shared<const SoftwareCost>(result.software);
   const auto base_sw = std::make_shared<const SoftwareCost>(base);
   for (std::size_t i = 0; i < rows.all.size(); ++i) {
     auto& row = result.rows[i];
     row.ideal_s = DEFAULT_CALL_S + closed_form(rows.all[i], 1, 1, nullptr);
-    row.base_s = base.call_cost_s.value_or(DEFAULT_CALL_S) + closed_form(rows.all[i], 1, 1, base_sw);
+    row.base_s = base_time_s(rows.all[i], base_sw);
     row.predicted_s = best.c + closed_form(rows.all[i], best.lf, best.bf, fitted);
   }
+  result.range = fitted_range(rows.train);
+  result.cross_validation = cross_validate(rows.train, base, fit, candidates, options.folds, result);
   return result;
 }
 

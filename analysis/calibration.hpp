@@ -10,10 +10,20 @@
 //   predicted = c + closed_form(N, S, M; alpha x lf, beta / bf, software(o, segments))
 //
 // The fit minimises the sum of squared relative errors (predicted / measured - 1)^2 over the rows
-// not held out. Every closed form is a sum of steps and o is paid once per step, so the prediction
-// is linear in (o, c): for each candidate segment behaviour and each (lf, bf) those two are solved
-// exactly (non-negative least squares in two unknowns); (ln lf, ln bf) are searched by Nelder-Mead
-// from fixed starts; the candidate with the least error wins (the base preset's own on ties).
+// not held out, plus a weak prior toward the base preset (PRIOR_WEIGHT: a tie-breaker along the
+// directions the rows cannot tell apart, negligible against any row's error). The parameters keep
+// their physical bounds: latency_factor >= 1 (no path is faster than its links' latency),
+// bandwidth_factor <= 1 (no flow beats the wire), overhead and call cost >= 0; and one effect has
+// one knob: the handshake's segments and the latency factor both price latency, so they are never
+// fitted together (segments are fitted only when asked, with latency_factor fixed). The fit is
+// scored out of sample by k-fold cross-validation on the fitted rows (folds), beside the base
+// preset on the same rows; `calibrate --out` refuses to write a calibration that scores worse than
+// the preset (app/calibrate_command.cpp). Every closed form is a sum of steps and o is paid once
+// per step, so the prediction is linear in (o, c): for each candidate segment behaviour and each
+// (lf, bf) those two are solved exactly (non-negative least squares in two unknowns, with the
+// prior's ridge); (ln lf, ln bf) are searched by Nelder-Mead from twelve fixed starts, each
+// restarted while it improves; the candidate with the least error wins (the base preset's own on
+// ties).
 // Deterministic: the same file and options give the same bytes.
 #pragma once
 
@@ -35,7 +45,11 @@ struct CalibrationOptions {
   /// The software preset the fit starts from (and whose protocol efficiency it keeps); empty: gloo
   /// when every row's backend is gloo (or unknown), nccl_simple when it is nccl.
   std::string base_software;
-  std::set<std::string> fit{"latency_factor", "bandwidth_factor", "overhead", "call_cost", "segments"};
+  /// One knob per effect: "segments" (the handshake's) is fitted only when named, and never with
+  /// latency_factor.
+  std::set<std::string> fit{"latency_factor", "bandwidth_factor", "overhead", "call_cost"};
+  /// k-fold cross-validation of the fitted rows (row i of them in fold i mod k); 0: none.
+  int folds = 5;
   /// op -> the ddlsim collective that models the library's own (algorithm "library").
   std::map<std::string, std::string> library{{"allreduce", "ring"},
                                              {"allgather", "ring_allgather"},
@@ -72,6 +86,25 @@ struct CalibratedRow {
   double predicted_s = 0;  // calibrated
 };
 
+/// The k-fold cross-validation: every fitted row predicted by the fit of the other folds.
+struct CrossValidation {
+  int folds = 0;            // 0: not scored (why in the notes)
+  ErrorStats calibrated;    // out of sample
+  ErrorStats base;          // the base preset on the same rows
+  /// True when the calibration predicts unseen rows worse than the preset it started from (median |error|).
+  [[nodiscard]] bool worse_than_base() const {
+    return folds > 0 && calibrated.median_abs > base.median_abs * (1 + 1e-9) + 1e-12;
+  }
+};
+
+/// The sizes, rates, latencies and rank counts of the fitted rows: outside them a calibration extrapolates.
+struct FittedRange {
+  double min_bytes = 0, max_bytes = 0;
+  double min_bandwidth_Bps = 0, max_bandwidth_Bps = 0;
+  double min_latency_s = 0, max_latency_s = 0;
+  int min_ranks = 0, max_ranks = 0;
+};
+
 struct CalibrationResult {
   double latency_factor = 1;
   double bandwidth_factor = 1;
@@ -84,6 +117,8 @@ struct CalibrationResult {
   std::vector<std::string> holdout;
   std::vector<std::string> select;
   int rows_in_file = 0;
+  CrossValidation cross_validation;
+  FittedRange range;
 };
 
 /// Throws ConfigError (path "FILE:LINE" for a row, or the option's name) on bad input.

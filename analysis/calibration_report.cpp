@@ -113,6 +113,16 @@ json calibration_snippet(const CalibrationResult& r, const std::string& file_nam
                     {"base_s", row.base_s},
                     {"predicted_s", row.predicted_s}});
   std::vector<std::string> fitted(r.fitted.begin(), r.fitted.end());
+  json cross_validation{{"folds", r.cross_validation.folds}};
+  if (r.cross_validation.folds > 0) {
+    cross_validation["calibrated"] = stats_json(r.cross_validation.calibrated);
+    cross_validation["base"] = stats_json(r.cross_validation.base);
+  }
+  const auto& g = r.range;
+  json range{{"bytes", {g.min_bytes, g.max_bytes}},
+             {"bandwidth_bps", {8 * g.min_bandwidth_Bps, 8 * g.max_bandwidth_Bps}},
+             {"latency_s", {g.min_latency_s, g.max_latency_s}},
+             {"ranks", {g.min_ranks, g.max_ranks}}};
   json fit{{"command", command},
            {"measurements", file_name},
            {"format", r.measurement_format},
@@ -122,6 +132,8 @@ json calibration_snippet(const CalibrationResult& r, const std::string& file_nam
            {"select", r.select},
            {"notes", r.notes},
            {"errors", errors},
+           {"cross_validation", cross_validation},
+           {"range", range},
            {"per_op", per_op},
            {"rows", rows}};
   return {{"format", "ddlsim-calibration"}, {"version", 1}, {"network", network}, {"fit", fit}};
@@ -159,6 +171,18 @@ std::string format_calibration(const CalibrationResult& r, const std::string& fi
     out += fmt::format("{:<32} {}   {}\n", model_label(r, which), stats_cells(error_stats(s.fit)),
                        stats_cells(error_stats(s.held_out)));
   }
+  const auto& cv = r.cross_validation;
+  if (cv.folds > 0)
+    out += fmt::format("{}-fold cross-validation of the fitted rows (each predicted by the fit of the others): "
+                       "calibrated median {} max {}; the {} preset on the same rows: median {} max {}{}\n",
+                       cv.folds, apct(cv.calibrated.median_abs), apct(cv.calibrated.max_abs), r.base_preset,
+                       apct(cv.base.median_abs), apct(cv.base.max_abs),
+                       cv.worse_than_base() ? " -- worse than the preset out of sample" : "");
+  const auto& g = r.range;
+  out += fmt::format("fitted on {} to {}, {} to {}, latency {} to {}, {} to {} ranks\n", units::format_bytes(g.min_bytes),
+                     units::format_bytes(g.max_bytes), units::format_bandwidth(g.min_bandwidth_Bps),
+                     units::format_bandwidth(g.max_bandwidth_Bps), units::format_time(g.min_latency_s),
+                     units::format_time(g.max_latency_s), g.min_ranks, g.max_ranks);
   out += fmt::format("\nresiduals of the calibrated model per op\n");
   out += fmt::format("{:<32} {:>5} {:>8} {:>8} {:>8}   {:>5} {:>8} {:>8} {:>8}\n", "op / algorithm", "fit", "median",
                      "max", "mean", "held", "median", "max", "mean");

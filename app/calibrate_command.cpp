@@ -38,8 +38,8 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
       ->expected(1)
       ->take_all();
   command_->add_option("--fit", fit_,
-                       "the parameters to fit (default: all): latency_factor, bandwidth_factor, overhead, call_cost, "
-                       "segments")
+                       "the parameters to fit (default: latency_factor, bandwidth_factor, overhead, call_cost); segments "
+                       "(the handshake's) only when named, and never with latency_factor: both price latency")
       ->delimiter(',');
   command_->add_option("--software", software_,
                        "the software preset the fit starts from and whose protocol efficiency it keeps (ideal, gloo, "
@@ -55,6 +55,11 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                        "allgather=ring_allgather, broadcast=binomial_broadcast, reduce_scatter=ring_reduce_scatter)")
       ->delimiter(',');
   command_->add_flag("--rows", rows_, "also print every row's measured and predicted time");
+  command_->add_option("--folds", folds_,
+                       "k-fold cross-validation of the fitted rows, scored beside the base preset (0: none); --out "
+                       "refuses a calibration that predicts unseen rows worse than the preset")
+      ->default_val(5);
+  command_->add_flag("--force", force_, "write the snippet even when it scores worse out of sample than the preset");
 }
 
 void CalibrateCommand::check_out() const {
@@ -89,6 +94,7 @@ int CalibrateCommand::run(const Invocation& invocation) const {
   if (!fit_.empty()) options.fit = std::set<std::string>(fit_.begin(), fit_.end());
   options.holdout = holdout_;
   options.select = select_;
+  options.folds = folds_;
   if (!bandwidth_.empty()) options.bandwidth_Bps = units::cli_bandwidth_Bps(bandwidth_, "--bandwidth");
   if (!latency_.empty()) options.latency_s = units::cli_latency_s(latency_, "--latency");
   for (const auto& pair : library_) {
@@ -111,6 +117,12 @@ int CalibrateCommand::run(const Invocation& invocation) const {
     fmt::print("{}", analysis::format_calibration(result, file_, rows_));
     return 0;
   }
+  if (const auto& cv = result.cross_validation; cv.worse_than_base() && !force_)
+    throw ConfigError("--out", fmt::format("not written: out of sample ({}-fold) the calibration's median error is "
+                                           "{:.1f}%, the {} preset's {:.1f}% on the same rows; keep the preset, measure "
+                                           "more rows, or --force",
+                                           cv.folds, 100 * cv.calibrated.median_abs, result.base_preset,
+                                           100 * cv.base.median_abs));
   std::string command = "ddlsim";
   for (std::size_t i = 1; i < argv.size(); ++i) command += " " + argv[i];
   const std::string text = analysis::calibration_snippet(result, file_, command).dump(2) + "\n";

@@ -32,6 +32,8 @@ class CalibrateCommand final : public Command {
   std::string file_, op_, software_, bandwidth_, latency_, out_;
   std::vector<std::string> fit_, holdout_, select_, library_;
   bool rows_ = false;
+  int folds_ = 5;
+  bool force_ = false;
 };
 
 }  // namespace ddlsim::sim

@@ -6,7 +6,13 @@
 #include "models/sync_model.hpp"
 #include "scenario/compression_plan.hpp"
 
+#include "models/units.hpp"
+
 #include <algorithm>
+#include <boost/graph/graph_traits.hpp>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
 #include <map>
 
 namespace ddlsim::sim {
@@ -70,6 +76,50 @@ void plan_compression(const Scenario& scenario, RunPlan& plan) {
       training.compression.empty() ? 1.0 : kept_fraction(*scenario.training.compressor_model, training.buckets);
 }
 
+/// A note when the scenario runs outside what its network.calibration was fitted on (message sizes,
+/// link rates, path latency, ranks): there the fitted factors and costs extrapolate.
+void note_calibration_range(const Scenario& scenario, RunPlan& plan) {
+  const auto& range = scenario.network.calibration_range;
+  if (!range) return;
+  auto outside = [](double lo, double hi, double a, double b) {
+    const double slack = 1e-9 * std::max(std::abs(lo), std::abs(hi));
+    return a < lo - slack || b > hi + slack;
+  };
+  std::vector<std::string> out;
+  const auto& training = plan.training;
+  if (scenario.training.sync_model->traits().uses_collective && !training.buckets.empty()) {
+    double lo = std::numeric_limits<double>::infinity(), hi = 0;
+    for (std::size_t b = 0; b < training.buckets.size(); ++b) {
+      const double bytes = b < training.compression.size() ? training.compression[b].comm_bytes : training.buckets[b].bytes;
+      lo = std::min(lo, bytes), hi = std::max(hi, bytes);
+    }
+    if (outside(range->min_bytes, range->max_bytes, lo, hi))
+      out.push_back(fmt::format("collectives of {} to {} (fitted: {} to {})", units::format_bytes(lo),
+                                units::format_bytes(hi), units::format_bytes(range->min_bytes),
+                                units::format_bytes(range->max_bytes)));
+  }
+  const auto& g = scenario.platform.graph.graph;
+  double slow = std::numeric_limits<double>::infinity(), fast = 0;
+  for (auto e : boost::make_iterator_range(boost::edges(g)))
+    slow = std::min(slow, g[e].bandwidth_Bps), fast = std::max(fast, g[e].bandwidth_Bps);
+  if (fast > 0 && outside(range->min_bandwidth_Bps, range->max_bandwidth_Bps, slow, fast))
+    out.push_back(fmt::format("links of {} to {} (fitted: {} to {})", units::format_bandwidth(slow),
+                              units::format_bandwidth(fast), units::format_bandwidth(range->min_bandwidth_Bps),
+                              units::format_bandwidth(range->max_bandwidth_Bps)));
+  const double alpha = analytic_alpha_beta(scenario.platform.graph).alpha_s;
+  if (outside(range->min_latency_s, range->max_latency_s, alpha, alpha))
+    out.push_back(fmt::format("a host-to-host latency of {} (fitted: {} to {})", units::format_time(alpha),
+                              units::format_time(range->min_latency_s), units::format_time(range->max_latency_s)));
+  const int ranks = scenario.platform.workers;
+  if (outside(range->min_ranks, range->max_ranks, ranks, ranks))
+    out.push_back(fmt::format("{} workers (fitted: {} to {} ranks)", ranks, range->min_ranks, range->max_ranks));
+  if (!out.empty())
+    plan.notes.push_back(fmt::format("network.calibration \"{}\" extrapolates: this scenario runs {}; its factors and "
+                                     "costs were fitted on measurements inside those ranges only (docs/validation.md, "
+                                     "\"Calibration\")",
+                                     scenario.network.calibration_file, fmt::join(out, ", ")));
+}
+
 /// The gradient collective resolved for every bucket as sent (RunPlan::resolved).
 void resolve_collective(const Scenario& scenario, RunPlan& plan) {
   plan.collective = scenario.training.collective_algorithm;
@@ -115,6 +165,7 @@ RunPlan plan_run(const Scenario& scenario) {
     plan.collective_choices = collective_choices(*scenario.training.collective_algorithm, plan.group, plan.ab, sent);
   }
   resolve_collective(scenario, plan);
+  note_calibration_range(scenario, plan);
   return plan;
 }
 

@@ -80,6 +80,7 @@ namespace {
 void read_network(ObjectReader& root, Scenario& s, const std::string& base_dir) {
   const CalibratedNetwork calibration = apply_calibration(root.find("network"), base_dir);
   s.network.calibration_file = calibration.file;
+  s.network.calibration_range = calibration.range;
   try {
     ObjectReader n(calibration.network, "/network");
     std::string fidelity = n.choice("fidelity", {"analytic", "flow", "packet"}, "flow");

@@ -23,6 +23,7 @@
 #include <random>
 #include <utility>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -84,6 +85,14 @@ inline constexpr double MAX_CALL_COST_S = 1.0;
 inline constexpr int MAX_WORKERS = 1'000'000;
 std::string call_cost_range_message(double call_s);
 
+/// What a calibration was fitted on (its snippet's fit.range): outside it, it extrapolates.
+struct CalibrationRange {
+  double min_bytes = 0, max_bytes = 0;
+  double min_bandwidth_Bps = 0, max_bandwidth_Bps = 0;
+  double min_latency_s = 0, max_latency_s = 0;
+  int min_ranks = 0, max_ranks = 0;
+};
+
 struct NetworkSpec {
   Fidelity fidelity = Fidelity::FLOW;
   NetworkModel model = NetworkModel::IDEAL;
@@ -92,6 +101,7 @@ struct NetworkSpec {
   double bandwidth_factor = 1.0;  // calibrated model only
   double collective_call_s = 10e-6;  // fixed launch/handshake cost of every collective call
   std::string calibration_file;      // network.calibration, resolved; empty without one
+  std::optional<CalibrationRange> calibration_range;  // its fit.range (snippets before it have none)
   /// The communication library's software costs (network.software); null: ideal.
   std::shared_ptr<const models::SoftwareCost> software;
   std::vector<LinkTrace> link_traces;
@@ -246,6 +256,7 @@ struct CalibratedNetwork {
   json network;
   std::string file;
   std::set<std::string> keys;
+  std::optional<CalibrationRange> range;
 };
 CalibratedNetwork apply_calibration(const json* network, const std::string& base_dir);
 /// An error in a merged value, re-addressed to /network/calibration with the path inside the file.

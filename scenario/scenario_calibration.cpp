@@ -16,7 +16,37 @@ namespace {
 const std::vector<std::string> SNIPPET_KEYS{"model", "latency_factor", "bandwidth_factor", "software",
                                             "collective_call_cost"};
 
-json read_snippet(const json& doc) {
+/// fit.range: each of bytes, bandwidth_bps, latency_s and ranks an array [min, max] (absent from
+/// snippets written before it: nullopt).
+std::optional<CalibrationRange> read_range(ObjectReader& r) {
+  const json* fit = r.find("fit");
+  if (fit == nullptr || !fit->is_object() || !fit->contains("range")) return std::nullopt;
+  const json& range = fit->at("range");
+  auto pair = [&range](const char* key) {
+    const std::string path = fmt::format("/fit/range/{}", key);
+    if (!range.is_object() || !range.contains(key))
+      throw ConfigError(path, "expected [min, max] (ddlsim calibrate writes it)");
+    const json& v = range.at(key);
+    if (!v.is_array() || v.size() != 2 || !v[0].is_number() || !v[1].is_number() || v[0].get<double>() > v[1].get<double>())
+      throw ConfigError(path, fmt::format("expected [min, max] with min <= max, got {}", v.dump()));
+    return std::pair{v[0].get<double>(), v[1].get<double>()};
+  };
+  CalibrationRange out;
+  std::tie(out.min_bytes, out.max_bytes) = pair("bytes");
+  const auto [lo_bps, hi_bps] = pair("bandwidth_bps");
+  out.min_bandwidth_Bps = lo_bps / 8, out.max_bandwidth_Bps = hi_bps / 8;
+  std::tie(out.min_latency_s, out.max_latency_s) = pair("latency_s");
+  const auto [lo_n, hi_n] = pair("ranks");
+  out.min_ranks = static_cast<int>(lo_n), out.max_ranks = static_cast<int>(hi_n);
+  return out;
+}
+
+struct Snippet {
+  json network;
+  std::optional<CalibrationRange> range;
+};
+
+Snippet read_snippet(const json& doc) {
   ObjectReader r(doc, "");
   if (r.required_string("format") != "ddlsim-calibration")
     throw ConfigError("/format", fmt::format("expected \"ddlsim-calibration\" (a file written by ddlsim calibrate), "
@@ -30,9 +60,9 @@ json read_snippet(const json& doc) {
   if (network.value("model", "") != "calibrated")
     throw ConfigError("/network/model", fmt::format("expected \"calibrated\", got {}",
                                                     network.contains("model") ? network["model"].dump() : "nothing"));
-  (void)r.find("fit");  // the report of the fit: for people, not read
+  auto range = read_range(r);  // the rest of "fit" is the report of the fit, for people
   r.finish();
-  return network;
+  return Snippet{network, range};
 }
 
 }  // namespace
@@ -47,9 +77,10 @@ CalibratedNetwork apply_calibration(const json* network, const std::string& base
     throw ConfigError(path, fmt::format("expected the file name of a calibration (ddlsim calibrate --out), got {}",
                                         ref.is_string() ? "an empty string" : json_type_name(ref)));
   out.file = resolve_beside(ref.get<std::string>(), base_dir);
-  const json snippet = load_referenced(out.file, "calibration", path, read_snippet);
+  const Snippet snippet = load_referenced(out.file, "calibration", path, read_snippet);
+  out.range = snippet.range;
   out.network.erase("calibration");
-  for (const auto& [key, value] : snippet.items()) {
+  for (const auto& [key, value] : snippet.network.items()) {
     if (out.network.contains(key) && !(key == "model" && out.network[key] == value))
       throw ConfigError(pointer_append("/network", key),
                         fmt::format("also set by the calibration \"{}\" ({}); remove one", out.file, path));

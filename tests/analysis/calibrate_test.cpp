@@ -287,3 +287,133 @@ TEST_CASE("network.calibration: the snippet sets the scenario's network, and con
                              "\"ddlsim-calibration\" (a file written by ddlsim calibrate), got \"something\"\n",
                              tmp.file("bad.json")));
 }
+
+TEST_CASE("calibrate keeps the physical bounds: no path faster than its links, no flow faster than the wire") {
+  TempDir tmp;
+  Truth fast;
+  fast.lf = 0.5;  // rows whose latency terms are half the links' own: no real network does that
+  fast.bf = 1.3;  // and whose bytes move faster than the line rate
+  const auto r = fit(tmp.write("m.csv", ring_csv(fast, 1, 1.0)), ideal_base());
+  CHECK(r.latency_factor == 1);
+  CHECK(r.bandwidth_factor == 1);
+  CHECK(r.software.send_overhead_s >= 0);
+  CHECK(r.software.call_cost_s.value_or(-1) >= 0);
+}
+
+TEST_CASE("calibrate fits one knob per effect: the handshake's segments never with the latency factor") {
+  TempDir tmp;
+  const Truth truth;
+  auto options = ideal_base();
+  CHECK(options.fit.count("segments") == 0);  // by default, the preset's segments
+  options.fit = {"segments", "latency_factor", "overhead"};
+  CHECK_THROWS_WITH_AS(fit(tmp.write("m.csv", ring_csv(truth, 1, 1.0)), options),
+                       "--fit: segments and latency_factor both price a message's latency (a handshake is one more "
+                       "path latency per segment): fit one of them, e.g. --fit segments,bandwidth_factor,overhead,"
+                       "call_cost",
+                       ddlsim::ConfigError);
+  options.fit = {"segments", "bandwidth_factor", "overhead", "call_cost"};
+  const auto r = fit(tmp.file("m.csv"), options);
+  CHECK(r.latency_factor == 1);
+  CHECK(r.fitted.count("segments") == 1);
+}
+
+TEST_CASE("calibrate scores the fit by k-fold cross-validation, beside the base preset on the same rows") {
+  TempDir tmp;
+  const Truth truth;
+  const auto r = fit(tmp.write("m.csv", ring_csv(truth, 1, 1.0)), ideal_base());
+  const auto& cv = r.cross_validation;
+  REQUIRE(cv.folds == 5);
+  // The rows follow the model exactly: every unseen row is predicted by the other folds' fit.
+  CHECK(cv.calibrated.rows == 24);
+  CHECK(cv.calibrated.max_abs < 1e-5);
+  // The preset's errors are its own predictions of the same rows.
+  std::vector<double> preset;
+  for (const auto& row : r.rows) preset.push_back(row.base_s / row.row.seconds - 1);
+  const auto want = ddlsim::analysis::error_stats(preset);
+  CHECK(cv.base.median_abs == doctest::Approx(want.median_abs).epsilon(1e-12));
+  CHECK(cv.base.max_abs == doctest::Approx(want.max_abs).epsilon(1e-12));
+  CHECK_FALSE(cv.worse_than_base());
+  // The range of the fitted rows, as the rows give it.
+  CHECK(r.range.min_bytes == 65536);
+  CHECK(r.range.max_bytes == 1048576);
+  CHECK(r.range.min_bandwidth_Bps == 1e8 / 8);
+  CHECK(r.range.max_bandwidth_Bps == 2e8 / 8);
+  CHECK(r.range.min_latency_s == 1e-3);
+  CHECK(r.range.max_latency_s == 5e-3);
+  CHECK(r.range.min_ranks == 2);
+  CHECK(r.range.max_ranks == 4);
+  // Too few rows for the folds: not scored, and a note says why (6 rows: a fold's complement has 4,
+  // one short of the 4 parameters plus one).
+  auto options = ideal_base();
+  options.select = {"bytes=64KiB", "ranks=2,3,4", "bandwidth_bps=100Mbps"};
+  const auto few = fit(tmp.file("m.csv"), options);
+  CHECK(few.cross_validation.folds == 0);
+  REQUIRE_FALSE(few.notes.empty());
+  CHECK(few.notes.back() == "not cross-validated: 6 fitted row(s) cannot make 5 folds whose complements fit 4 "
+                            "parameter(s)");
+}
+
+TEST_CASE("calibrate --out refuses a calibration that predicts unseen rows worse than its preset, and --force writes it") {
+  // Rows the gloo preset predicts exactly (o = 15 + 15 us per step, the handshake's second latency,
+  // eta, its 50 us call cost), but one: three times slower. The preset misses that row only; the fits
+  // that see it bend every other row.
+  TempDir tmp;
+  const auto gloo = *ddlsim::models::software_preset("gloo");
+  Truth preset;
+  preset.lf = 1, preset.bf = 1, preset.o_s = gloo.send_overhead_s + gloo.recv_overhead_s;
+  preset.c_s = gloo.call_cost_s.value();
+  std::string csv = ring_csv(preset, 2, gloo.protocol_efficiency);
+  const auto at = csv.find("allreduce,ring,4,0,1048576,");
+  REQUIRE(at != std::string::npos);
+  const auto comma = csv.find(',', at + std::string("allreduce,ring,4,0,1048576,").size());
+  const double t = std::stod(csv.substr(at + 27, comma - at - 27));
+  csv.replace(at + 27, comma - at - 27, fmt::format("{:.17g}", 3 * t));
+  const std::string file = tmp.write("m.csv", csv);
+  const auto r = fit(file, ddlsim::analysis::CalibrationOptions{});
+  REQUIRE(r.base_preset == "gloo");
+  REQUIRE(r.cross_validation.worse_than_base());
+  CHECK(r.cross_validation.base.median_abs < 1e-9);
+  const auto refused = ddlsim::test::ddlsim(fmt::format("calibrate {} --out {}", file, tmp.file("cal.json")));
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.out.empty());
+  CHECK(refused.err == fmt::format("ddlsim: error: --out: not written: out of sample (5-fold) the calibration's median "
+                                   "error is {:.1f}%, the gloo preset's 0.0% on the same rows; keep the preset, "
+                                   "measure more rows, or --force\n",
+                                   100 * r.cross_validation.calibrated.median_abs));
+  CHECK_FALSE(std::filesystem::exists(tmp.file("cal.json")));
+  const auto forced = ddlsim::test::ddlsim(fmt::format("calibrate {} --out {} --force", file, tmp.file("cal.json")));
+  CHECK(forced.exit_code == 0);
+  CHECK(std::filesystem::exists(tmp.file("cal.json")));
+}
+
+TEST_CASE("network.calibration: a scenario outside the fitted sizes, rates and latencies gets a note") {
+  TempDir tmp;
+  const Truth truth;
+  const std::string csv = tmp.write("m.csv", ring_csv(truth, 1, 1.0));
+  REQUIRE(ddlsim::test::ddlsim(fmt::format("calibrate {} --software ideal --out {}", csv, tmp.file("cal.json"))).exit_code == 0);
+  const auto snippet = nlohmann::json::parse(ddlsim::test::slurp(tmp.file("cal.json")));
+  CHECK(snippet["fit"]["range"]["bandwidth_bps"] == nlohmann::json::array({1e8, 2e8}));
+  CHECK(snippet["fit"]["cross_validation"]["folds"] == 5);
+  // Inside: 4 workers on a star of 150 Mbit/s links of 1 ms (2 ms host to host), one 512 KiB bucket.
+  auto scenario = [&](const std::string& bandwidth, const std::string& latency) {
+    return nlohmann::json{
+        {"name", "cal"},
+        {"platform", {{"topology", "star"}, {"workers", 4}, {"link", {{"bandwidth", bandwidth}, {"latency", latency}}}}},
+        {"network", {{"fidelity", "analytic"}, {"calibration", "cal.json"}}},
+        {"workload", {{"synthetic", {{"layers", 1}, {"forward_s", "1ms"}, {"backward_s", "1ms"}, {"grad_bytes", "512KiB"}}},
+                      {"iterations", 2}}},
+        {"training", {{"sync", {{"name", "bsp"}}}, {"collective", {{"name", "ring"}}}}}};
+  };
+  auto notes_of = [&](const nlohmann::json& s, const std::string& name) {
+    std::ofstream(tmp.file(name + ".json")) << s.dump();
+    const auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} -q", tmp.file(name + ".json"), tmp.file(name)));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return r.err;  // the run's notes: "ddlsim: note: ..." lines
+  };
+  CHECK(notes_of(scenario("150Mbps", "1ms"), "inside").find("extrapolates") == std::string::npos);
+  const std::string outside = notes_of(scenario("10Gbps", "1us"), "outside");
+  CHECK(outside.find(fmt::format("ddlsim: note: network.calibration \"{}\" extrapolates: this scenario runs links of 10 Gbps to "
+                                 "10 Gbps (fitted: 100 Mbps to 200 Mbps), a host-to-host latency of 2 us (fitted: 1 ms "
+                                 "to 5 ms); its factors and costs were fitted on measurements inside those ranges only",
+                                 tmp.file("cal.json"))) != std::string::npos);
+}
