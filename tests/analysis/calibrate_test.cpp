@@ -216,6 +216,7 @@ TEST_CASE("calibrate refuses bad input with one line naming the file, line and c
   refuse(header + "\n" + good, "", "{}: 1 row(s) to fit (after --holdout) for 3 parameter(s): need at least 4");
   refuse(header + "\n" + good, "--fit speed", "--fit: unknown parameter \"speed\"; valid are: latency_factor, "
                                               "bandwidth_factor, overhead, call_cost, segments");
+  refuse(header + "\n" + good, "--folds 1", "--folds: expected 0 (no cross-validation) or 2 to 100 folds, got 1");
   refuse(header + "\n" + good, "--holdout rate=1Gbps",
          "--holdout: unknown column \"rate\"; valid are: op, algorithm, ranks, servers, bytes, backend, "
          "bandwidth_bps, latency_s, source, every");
