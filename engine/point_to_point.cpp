@@ -70,37 +70,16 @@ sg4::CommPtr post_data(sg4::Mailbox* box, void* payload, std::uint64_t units, do
 
 void PointToPoint::post_after_notice(Pending& p, sg4::Mailbox* box, models::Message* msg, std::uint64_t units,
                                      double rate, int tag) {
+  // The data leaves when the receive's notice has arrived: at once when it has, else the caller
+  // waits for it (for the receive to be posted, then for its notice's one path latency). The
+  // caller waits rather than computes meanwhile: gloo's device thread would send on its own, which
+  // this does not model yet (docs/scenario.md).
   auto& notices = notices_of(ctx_, rank_, p.peer, tag);
-  const double efficiency = library(ctx_)->protocol_efficiency;
-  const double now = sg4::Engine::get_clock();
-  if (!notices.posted->would_block()) {  // the receive is posted: its notice arrives (or arrived) at `at`
-    notices.posted->acquire();
-    const double at = notices.arrive_s.front();
-    notices.arrive_s.pop_front();
-    if (at <= now) {
-      p.comm = post_data(box, msg, units, rate, efficiency);
-      return;
-    }
-    p.posted = std::make_shared<sg4::CommPtr>();
-    p.courier = sg4::Actor::create(fmt::format("notice-{}>{}", rank_, p.peer), sg4::this_actor::get_host(),
-                                   [at, box, msg, units, rate, efficiency, slot = p.posted]() {
-                                     sg4::this_actor::sleep_until(at);
-                                     *slot = post_data(box, msg, units, rate, efficiency);
-                                     (*slot)->wait();
-                                   });
-    return;
-  }
-  // The receive is not posted yet: the data leaves when its notice arrives.
-  p.posted = std::make_shared<sg4::CommPtr>();
-  p.courier = sg4::Actor::create(fmt::format("notice-{}>{}", rank_, p.peer), sg4::this_actor::get_host(),
-                                 [&notices, box, msg, units, rate, efficiency, slot = p.posted]() {
-                                   notices.posted->acquire();
-                                   const double at = notices.arrive_s.front();
-                                   notices.arrive_s.pop_front();
-                                   if (at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
-                                   *slot = post_data(box, msg, units, rate, efficiency);
-                                   (*slot)->wait();
-                                 });
+  notices.posted->acquire();
+  const double at = notices.arrive_s.front();
+  notices.arrive_s.pop_front();
+  if (at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
+  p.comm = post_data(box, msg, units, rate, library(ctx_)->protocol_efficiency);
 }
 
 models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, int peer, double bytes, int tag,
@@ -177,12 +156,7 @@ models::Message PointToPoint::wait(models::CommHandle handle) {
   if (it == pending_.end())
     throw std::logic_error(fmt::format("worker {}: wait on communication handle {}, which is not in flight", rank_, handle));
   Pending& p = it->second;
-  if (p.courier) {  // a send waiting for its notice: the courier posts it and returns once it has flowed
-    p.courier->join();
-    p.comm = *p.posted;
-  } else {
-    p.comm->wait();
-  }
+  p.comm->wait();
   if (FlowBounds::active()) FlowBounds::forget(*p.comm);
   double finished = sg4::Engine::get_clock() < p.comm->get_finish_time() ? sg4::Engine::get_clock()
                                                                          : p.comm->get_finish_time();

@@ -26,7 +26,8 @@
 //   * credit windows (rendezvous "credit", NCCL): the message's rate is capped as the preset's
 //     slots allow (SoftwareCost::message), as the executor caps a collective's flows.
 // A (source, destination, tag) pairs its notices with its sends in order; a send at most the eager
-// limit posts at once and takes the next notice as its own.
+// limit posts at once and takes the next notice as its own. A send whose notice has not arrived
+// holds its caller until it has (gloo's device thread would post it on its own meanwhile).
 #pragma once
 
 #include "models/software_cost.hpp"
@@ -87,8 +88,6 @@ class PointToPoint {
  private:
   struct Pending {
     simgrid::s4u::CommPtr comm;
-    simgrid::s4u::ActorPtr courier;  // a send waiting for its receiver-ready notice posts from this actor
-    std::shared_ptr<simgrid::s4u::CommPtr> posted;  // ... the comm it posted
     bool receive = false;
     void* payload = nullptr;  // a receive's message
     models::Message sent;     // what a send or put carried
@@ -103,8 +102,8 @@ class PointToPoint {
   models::CommHandle send_to(simgrid::s4u::Mailbox* box, const char* what, int peer, double bytes, int tag,
                              std::int64_t version, int iteration, bool two_sided);
   void take_arrived_puts();
-  /// Posts the data of a two-sided send of `units` wire units, once its receiver-ready notice has
-  /// arrived (now, later, or after the receive is posted); returns the comm when posted now.
+  /// Posts the data of a two-sided send of `units` wire units once its receiver-ready notice has
+  /// arrived, the caller waiting for it when it has not.
   void post_after_notice(Pending& p, simgrid::s4u::Mailbox* box, models::Message* msg, std::uint64_t units,
                          double rate, int tag);
 

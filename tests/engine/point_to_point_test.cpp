@@ -40,7 +40,10 @@ class OneMessage final : public models::SyncModel {
       const auto h = plan.put ? peers.put(1, plan.bytes, 5, 1) : peers.isend(1, plan.bytes, 3, 1);
       peers.wait(h);
       seen.send_done = rt.now();
-    } else if (rt.rank() == 1 && !plan.put) {
+    } else if (rt.rank() == 1 && plan.put) {  // takes the put in once it has surely arrived
+      rt.compute(1.0, models::Phase::FORWARD, "wait for the put");
+      CHECK(peers.latest(0, 5).has_value());
+    } else if (rt.rank() == 1) {
       if (plan.recv_at > 0) rt.compute(plan.recv_at, models::Phase::FORWARD, "before the receive");
       const auto msg = peers.recv(0, 3);
       CHECK(msg.bytes == plan.bytes);
