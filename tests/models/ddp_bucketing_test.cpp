@@ -2,33 +2,14 @@
 // size-cap policy (models/bucketing.cpp). Every boundary is derived here from the rule as its
 // source states it.
 #include "models/bucketing.hpp"
+#include "tests/models/bucketing_profiles.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 #include <vector>
 
 using namespace ddlsim::models;
-
-namespace {
-
-constexpr double MiB = 1024.0 * 1024.0;
-
-/// Layers 0..n-1 with these gradient bytes and backward seconds (forward 1 ms each).
-Profile layers(const std::vector<double>& grads, const std::vector<double>& backward = {}) {
-  Profile p;
-  p.model = std::string("framework-bucketing-test");
-  for (std::size_t i = 0; i < grads.size(); ++i)
-    p.layers.push_back(Layer{fmt::format("l{}", i), 1e-3, backward.empty() ? 2e-3 : backward[i], 0, grads[i]});
-  return p;
-}
-
-std::vector<double> bytes_of(const std::vector<Bucket>& buckets) {
-  std::vector<double> out;
-  for (const auto& b : buckets) out.push_back(b.bytes);
-  return out;
-}
-
-}  // namespace
+using namespace ddlsim::test;
 
 TEST_CASE("ddp: a small first bucket, then buckets that close once they reach the cap") {
   // Backward visits layers 5, 4, 3, 2, 1, 0 with 0.25, 0.5, 0.75, 10, 20, 8 MiB.

@@ -1,6 +1,7 @@
 // Horovod's tensor fusion from cycle times (models/horovod_fusion.cpp) on hand-made profiles.
 // Every boundary and wait is derived here from the rule as its source states it.
 #include "models/bucketing.hpp"
+#include "tests/models/bucketing_profiles.hpp"
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
@@ -8,27 +9,7 @@
 #include <vector>
 
 using namespace ddlsim::models;
-
-namespace {
-
-constexpr double MiB = 1024.0 * 1024.0;
-
-/// Layers 0..n-1 with these gradient bytes and backward seconds (forward 1 ms each).
-Profile layers(const std::vector<double>& grads, const std::vector<double>& backward = {}) {
-  Profile p;
-  p.model = std::string("framework-bucketing-test");
-  for (std::size_t i = 0; i < grads.size(); ++i)
-    p.layers.push_back(Layer{fmt::format("l{}", i), 1e-3, backward.empty() ? 2e-3 : backward[i], 0, grads[i]});
-  return p;
-}
-
-std::vector<double> bytes_of(const std::vector<Bucket>& buckets) {
-  std::vector<double> out;
-  for (const auto& b : buckets) out.push_back(b.bytes);
-  return out;
-}
-
-}  // namespace
+using namespace ddlsim::test;
 
 namespace {
 /// Collectives that take no time: the cycles keep their grid.
