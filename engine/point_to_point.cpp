@@ -91,6 +91,7 @@ models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, in
   p.posted_s = sg4::Engine::get_clock();
   p.what = what;
   p.peer = peer;
+  p.one_sided = !two_sided;
   if (lib != nullptr && lib->send_overhead_s > 0) sg4::this_actor::sleep_for(lib->send_overhead_s);
   auto* msg = new models::Message{rank_, tag, bytes, version};
   p.sent = *msg;
@@ -163,6 +164,11 @@ models::Message PointToPoint::wait(models::CommHandle handle) {
   if (const auto* lib = library(ctx_); p.receive && lib != nullptr && lib->recv_overhead_s > 0) {
     sg4::this_actor::sleep_for(lib->recv_overhead_s);  // the receiver's CPU takes the message in
     finished = sg4::Engine::get_clock();
+  } else if (!p.receive && p.one_sided && notifies(lib)) {
+    // Remote completion: the target's acknowledgement, header only, leaves when the put has arrived.
+    const double ack = finished + ctx_.executor->latency(p.peer, rank_) * ctx_.executor->network().latency_factor;
+    if (ack > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(ack);
+    finished = std::max(finished, ack);
   }
   done_.emplace_back(p.posted_s, finished);
   if (ctx_.traced(rank_, p.iteration))

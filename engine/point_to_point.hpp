@@ -23,6 +23,14 @@
 //     header-only message: it arrives one path latency after the receive is posted, so the data
 //     leaves at max(send posted + o_send, receive posted + alpha). Its segments are not pipelined
 //     with handshakes (gloo's segments are its collectives' chunks, not a point-to-point rule).
+//   * remote completion of a put (rendezvous "message" or "segment": a library over TCP, whose NIC
+//     cannot tell the origin that the data has landed): the put completes at the origin one path
+//     latency after its data arrived, when the target's header-only acknowledgement is in. MPI's
+//     passive target makes the origin wait for it: MPI_Win_unlock returns once the RMA operations
+//     are complete at the target (MPI-3.1, section 11.5.3), and MPICH's ch3 device answers an
+//     operation flagged MPIDI_CH3_PKT_FLAG_RMA_UNLOCK with a packet flagged
+//     MPIDI_CH3_PKT_FLAG_RMA_ACK (src/mpid/ch3, MPIDI_CH3I_Send_lock_op_ack_pkt), which the
+//     origin's unlock waits for. Under the ideal library a put completes when its data arrives.
 //   * credit windows (rendezvous "credit", NCCL): the message's rate is capped as the preset's
 //     slots allow (SoftwareCost::message), as the executor caps a collective's flows.
 // A (source, destination, tag) pairs its notices with its sends in order; a send at most the eager
@@ -89,6 +97,7 @@ class PointToPoint {
   struct Pending {
     simgrid::s4u::CommPtr comm;
     bool receive = false;
+    bool one_sided = false;  // a put
     void* payload = nullptr;  // a receive's message
     models::Message sent;     // what a send or put carried
     int iteration = 0;
