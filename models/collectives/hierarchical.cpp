@@ -33,6 +33,21 @@
 //                     + 2 [L >= 2] (L-1) (alpha + M beta / L)      (T = 0 for N = 1)
 //
 // On the reference star (no local pair) alpha_l = alpha and beta_l = beta.
+//
+// Options (params), for set-ups that reduce inside a node as NCCL does and join the leaders as Gloo
+// can (Goyal et al., "Accurate, large minibatch SGD", arXiv:1706.02677, section 4: NCCL reduce and
+// broadcast inside a server, recursive halving/doubling between servers):
+//   "node_phase": "star" (default, above) or "chain": phases 1 and 3 as NCCL's pipelined chain. The
+//     node's ranks form a chain ending at the leader; the message is cut into
+//     k = max(1, ceil(M / node_chunk_bytes)) chunks; in slot t the rank at distance d from the
+//     chain's far end sends chunk t - d toward the leader and receives chunk t - d + 1 (the reverse
+//     for the broadcast). Every link carries M once, one send and one receive per rank and slot:
+//         phase 1 = phase 3 = (g - 1 + k - 1)(alpha_l + (M / k) beta_l)
+//     "node_chunk_bytes": default 524288, the Simple protocol's slot (NCCL_BUFFSIZE 4 MiB /
+//     NCCL_STEPS 8, as the nccl_simple preset).
+//   "leaders": "ring" (default, above) or "halving_doubling": phase 2 as halving_doubling among the
+//     L leaders (models/collectives/halving_doubling.cpp, L' = 2^floor(log2 L)):
+//         sum over i = 1 .. log2 L' of 2 (alpha + M beta / 2^i)  [+ 2 (alpha + M beta) if L != L']
 // Sources: Tyagi & Swany 2023; hierarchical all-reduce as in Horovod
 // (HOROVOD_HIERARCHICAL_ALLREDUCE) and Jia et al., "Highly scalable deep
 // learning training system with mixed-precision" (2018).
@@ -41,6 +56,7 @@
 #include "models/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 #include <string>
 
@@ -53,8 +69,10 @@ using detail::send_to;
 class HierarchicalAllreduce final : public Collective {
  public:
   /// gpus_per_node: the param, 0 when the scenario leaves it out; param_path names it in errors.
-  HierarchicalAllreduce(int gpus_per_node, std::string param_path)
-      : gpus_per_node_(gpus_per_node), param_path_(std::move(param_path)) {}
+  HierarchicalAllreduce(int gpus_per_node, std::string param_path, bool chain, double chunk_bytes,
+                        bool halving_doubling)
+      : gpus_per_node_(gpus_per_node), param_path_(std::move(param_path)), chain_(chain),
+        chunk_bytes_(chunk_bytes), halving_doubling_(halving_doubling) {}
 
   [[nodiscard]] std::string operation() const override { return "allreduce"; }
 
@@ -65,8 +83,23 @@ class HierarchicalAllreduce final : public Collective {
     const double g = std::min(per_node, n);
     const double nodes = (n + per_node - 1) / per_node;
     double t = 0.0;
-    if (g >= 2) t += 2 * ab.local_step_s(bytes, g - 1);
-    if (nodes >= 2) t += 2 * (nodes - 1) * ab.step_s(bytes / nodes);
+    if (g >= 2) {
+      if (chain_) {
+        const double k = chunks(bytes);
+        t += 2 * (g - 1 + k - 1) * ab.local_step_s(bytes / k);
+      } else {
+        t += 2 * ab.local_step_s(bytes, g - 1);
+      }
+    }
+    if (nodes >= 2) {
+      if (halving_doubling_) {
+        const int levels = detail::floor_log2(static_cast<std::int64_t>(nodes));
+        for (int i = 1; i <= levels; ++i) t += 2 * ab.step_s(std::ldexp(bytes, -i));
+        if (static_cast<int>(nodes) != (1 << levels)) t += 2 * ab.step_s(bytes);
+      } else {
+        t += 2 * (nodes - 1) * ab.step_s(bytes / nodes);
+      }
+    }
     return t;
   }
 
@@ -77,27 +110,44 @@ class HierarchicalAllreduce final : public Collective {
     if (n <= 1 || rank < 0 || rank >= n) return {};
     const int node = rank / per_node;
     const int leader = node * per_node;
-    if (rank != leader) return {RankStep{{send_to(leader, bytes)}, 1}, RankStep{{recv_from(leader, bytes)}, 1}};
     const int end = std::min(leader + per_node, n);
     const int nodes = (n + per_node - 1) / per_node;
     std::vector<RankStep> steps;
-    if (end - leader >= 2) {
+    if (chain_) {
+      chain_phase(rank, leader, end, bytes, true, steps);
+    } else if (rank != leader) {
+      return {RankStep{{send_to(leader, bytes)}, 1}, RankStep{{recv_from(leader, bytes)}, 1}};
+    } else if (end - leader >= 2) {
       RankStep reduce;
       for (int q = leader + 1; q < end; ++q) reduce.ops.push_back(recv_from(q, bytes));
       steps.push_back(reduce);
     }
-    if (nodes >= 2) {
-      const double chunk = bytes / nodes;
-      const int right = ((node + 1) % nodes) * per_node, left = ((node + nodes - 1) % nodes) * per_node;
-      const RankStep ring{{send_to(right, chunk), recv_from(left, chunk)}, 1};
-      steps.insert(steps.end(), static_cast<std::size_t>(2 * (nodes - 1)), ring);
+    if (rank == leader && nodes >= 2) {
+      if (halving_doubling_) {
+        leaders_halving_doubling(node, nodes, per_node, bytes, steps);
+      } else {
+        const double chunk = bytes / nodes;
+        const int right = ((node + 1) % nodes) * per_node, left = ((node + nodes - 1) % nodes) * per_node;
+        const RankStep ring{{send_to(right, chunk), recv_from(left, chunk)}, 1};
+        steps.insert(steps.end(), static_cast<std::size_t>(2 * (nodes - 1)), ring);
+      }
     }
-    if (end - leader >= 2) {
+    if (chain_) {
+      chain_phase(rank, leader, end, bytes, false, steps);
+    } else if (end - leader >= 2) {
       RankStep broadcast;
       for (int q = leader + 1; q < end; ++q) broadcast.ops.push_back(send_to(q, bytes));
       steps.push_back(broadcast);
     }
     return steps;
+  }
+
+  /// A chain's slots are not merged into phases: a middle rank's sends and receives overlap slot by
+  /// slot, so merging its runs would pair them differently at its two neighbours.
+  [[nodiscard]] std::vector<RankStep> rank_phases(int rank, const CollectiveGroup& group,
+                                                  double bytes) const override {
+    if (chain_) return rank_schedule(rank, group, bytes);
+    return Collective::rank_phases(rank, group, bytes);
   }
 
  private:
@@ -114,9 +164,53 @@ class HierarchicalAllreduce final : public Collective {
     return gpus_per_node_ > 0 ? gpus_per_node_ : DEFAULT_GPUS_PER_NODE;
   }
 
+  /// k: the chunks of a chain phase.
+  [[nodiscard]] double chunks(double bytes) const { return std::max(1.0, std::ceil(bytes / chunk_bytes_)); }
+
+  /// One chain phase of the node [leader, end) for `rank`: the reduce toward the leader, or the
+  /// broadcast from it (the header's slots; a rank's empty slots are left out).
+  void chain_phase(int rank, int leader, int end, double bytes, bool reduce, std::vector<RankStep>& steps) const {
+    const int g = end - leader;
+    if (g < 2) return;
+    const int k = static_cast<int>(chunks(bytes));
+    const double chunk = bytes / k;
+    const int i = rank - leader;            // 0: the leader
+    const int d = reduce ? g - 1 - i : i;   // distance from where the chunks start
+    const int toward = reduce ? rank - 1 : rank + 1, from = reduce ? rank + 1 : rank - 1;
+    for (int t = 0; t < k + g - 2; ++t) {
+      RankStep step;
+      if (d <= g - 2 && t - d >= 0 && t - d < k) step.ops.push_back(send_to(toward, chunk));
+      if (d >= 1 && t - d + 1 >= 0 && t - d + 1 < k) step.ops.push_back(recv_from(from, chunk));
+      if (!step.ops.empty()) steps.push_back(step);
+    }
+  }
+
+  /// Phase 2 as halving_doubling among the leaders (node indices mapped to leader ranks).
+  static void leaders_halving_doubling(int node, int nodes, int per_node, double bytes, std::vector<RankStep>& steps) {
+    const std::size_t first = steps.size();
+    const detail::PowerOfTwoFold fold(nodes, node);
+    const int levels = detail::floor_log2(nodes);
+    fold.pre(bytes, steps);
+    if (const int core = fold.core_rank(); core >= 0) {
+      auto exchange = [&](int k) {
+        const int peer = fold.real_rank(core ^ (1 << k));
+        const double chunk = bytes / static_cast<double>(std::int64_t{2} << k);
+        steps.push_back(RankStep{{send_to(peer, chunk), recv_from(peer, chunk)}, 1});
+      };
+      for (int k = 0; k < levels; ++k) exchange(k);
+      for (int k = levels - 1; k >= 0; --k) exchange(k);
+    }
+    fold.post(bytes, steps);
+    for (std::size_t s = first; s < steps.size(); ++s)
+      for (auto& op : steps[s].ops) op.peer *= per_node;
+  }
+
   static constexpr int DEFAULT_GPUS_PER_NODE = 8;
   int gpus_per_node_;  // 0: not given
   std::string param_path_;
+  bool chain_;
+  double chunk_bytes_;
+  bool halving_doubling_;
 };
 
 }  // namespace
@@ -124,10 +218,21 @@ class HierarchicalAllreduce final : public Collective {
 
 DDLSIM_REGISTER(ddlsim::models::Collective, "hierarchical",
                 "hierarchical all-reduce: node reduce, ring among L node leaders, node broadcast; G from the "
-                "platform (or param gpus_per_node, default 8); 2(a_l + (G-1) M b_l) + 2(L-1)(a + M b / L)",
+                "platform (or param gpus_per_node, default 8); 2(a_l + (G-1) M b_l) + 2(L-1)(a + M b / L); "
+                "params node_phase (star, chain), node_chunk_bytes, leaders (ring, halving_doubling)",
                 [](ddlsim::ObjectReader& params) {
                   const int g = params.has("gpus_per_node")
                                     ? static_cast<int>(params.integer("gpus_per_node", 8, 1, 1 << 20))
                                     : 0;
-                  return std::make_unique<ddlsim::models::HierarchicalAllreduce>(g, params.path_of("gpus_per_node"));
+                  const bool chain = params.choice("node_phase", {"star", "chain"}, "star") == "chain";
+                  const double chunk = params.bytes("node_chunk_bytes", 524288.0);
+                  if (!(chunk >= 1))
+                    throw ddlsim::ConfigError(params.path_of("node_chunk_bytes"),
+                                              fmt::format("node_chunk_bytes must be at least 1 byte, got {:g}", chunk));
+                  if (params.has("node_chunk_bytes") && !chain)
+                    throw ddlsim::ConfigError(params.path_of("node_chunk_bytes"),
+                                              "node_chunk_bytes applies only with \"node_phase\": \"chain\"");
+                  const bool hd = params.choice("leaders", {"ring", "halving_doubling"}, "ring") == "halving_doubling";
+                  return std::make_unique<ddlsim::models::HierarchicalAllreduce>(g, params.path_of("gpus_per_node"),
+                                                                                 chain, chunk, hd);
                 })

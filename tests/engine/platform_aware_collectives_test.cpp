@@ -155,3 +155,22 @@ TEST_CASE("auto on the uniform star keeps the closed forms and records that basi
     CHECK(c["basis"] == "closed form");
   }
 }
+
+TEST_CASE("hierarchical with node_phase chain and leaders halving_doubling on 4 x 4 GPUs: flow == analytic == closed form") {
+  // 4 nodes of 4. Chain phases: k = 100e6 / 25e6 = 4 chunks, (G - 1 + k - 1) = 6 slots, each one
+  // member-to-member flow over two intra links (alpha_l = 2 LAT); every intra link direction carries
+  // one flow per slot. Leaders: halving/doubling over L = 4, levels M/2 and M/4, each twice, over
+  // intra, NIC, NIC, intra (alpha = 4 LAT), one flow per NIC direction.
+  const double m = 100e6, compute = 2 * (1e-3 + 2e-3), call = 10e-6;
+  const double chain = 6 * (2 * LAT + m / 4 / INTRA_BPS);
+  const double leaders = 2 * (4 * LAT + m / 2 / INTER_BPS) + 2 * (4 * LAT + m / 4 / INTER_BPS);
+  TempDir tmp;
+  for (const char* fidelity : {"flow", "analytic"}) {
+    CAPTURE(fidelity);
+    json doc = hierarchical_scenario(
+        fidelity, json{{"node_phase", "chain"}, {"node_chunk_bytes", 25e6}, {"leaders", "halving_doubling"}});
+    doc["platform"]["workers"] = 16;
+    const json s = run_summary(tmp, fidelity, doc);
+    CHECK(s["iteration_time_s"].get<double>() == doctest::Approx(compute + call + 2 * chain + leaders).epsilon(1e-6));
+  }
+}

@@ -55,3 +55,55 @@ TEST_CASE("hierarchical: parameter errors name the JSON path") {
                        "/training/collective/params/gpus_per_node: expected an integer, got the string \"8\"",
                        ConfigError);
 }
+
+TEST_CASE("hierarchical, node_phase chain: NCCL's pipelined reduce and broadcast, closed form by hand") {
+  const double mb = HAND_MB;  // 1 MiB at 1 GB/s
+  // 16 ranks, G = 8, chunks of 256 KiB: k = 4; each node phase (G - 1 + k - 1) (a + M b / 4).
+  const json chain{{"gpus_per_node", 8}, {"node_phase", "chain"}, {"node_chunk_bytes", 262144}};
+  CHECK(hand_time("hierarchical", 16, chain) ==
+        doctest::Approx(2 * 10 * (1e-6 + mb / 4) + 2 * (1e-6 + mb / 2)).epsilon(1e-12));
+  // One chunk (the default 512 KiB chunk is half the message: k = 2).
+  const json chain2{{"gpus_per_node", 8}, {"node_phase", "chain"}};
+  CHECK(hand_time("hierarchical", 8, chain2) == doctest::Approx(2 * 8 * (1e-6 + mb / 2)).epsilon(1e-12));
+  // Against the star: every intra link carries M once, so with many chunks the node phase nears M b
+  // where the star's is (G - 1) M b.
+  const json fine{{"gpus_per_node", 8}, {"node_phase", "chain"}, {"node_chunk_bytes", 1024}};
+  CHECK(hand_time("hierarchical", 8, fine) < hand_time("hierarchical", 8, json{{"gpus_per_node", 8}}) / 3);
+}
+
+TEST_CASE("hierarchical, leaders halving_doubling: the leaders' phase as Rabenseifner's, closed form by hand") {
+  const double mb = HAND_MB;
+  const json hd{{"gpus_per_node", 4}, {"leaders", "halving_doubling"}};
+  // 16 ranks: 4 nodes, levels M/2 and M/4, each twice; plus the star node phases.
+  CHECK(hand_time("hierarchical", 16, hd) ==
+        doctest::Approx(2 * (1e-6 + 3 * mb) + 2 * (1e-6 + mb / 2) + 2 * (1e-6 + mb / 4)).epsilon(1e-12));
+  // 12 ranks: 3 nodes, L' = 2: one level of M/2 and the fold in and out of M.
+  CHECK(hand_time("hierarchical", 12, hd) ==
+        doctest::Approx(2 * (1e-6 + 3 * mb) + 2 * (1e-6 + mb / 2) + 2 * (1e-6 + mb)).epsilon(1e-12));
+}
+
+TEST_CASE("hierarchical options: schedules match and equal their closed forms") {
+  for (int g : {1, 2, 3, 4, 8}) {
+    check_all_sizes("hierarchical", json{{"gpus_per_node", g}, {"node_phase", "chain"}, {"node_chunk_bytes", 300000}});
+    check_all_sizes("hierarchical", json{{"gpus_per_node", g}, {"leaders", "halving_doubling"}});
+    check_all_sizes("hierarchical", json{{"gpus_per_node", g}, {"node_phase", "chain"}, {"leaders", "halving_doubling"}},
+                    {2, 3, 5, 6, 7, 12, 19, 27, 33});
+  }
+}
+
+TEST_CASE("hierarchical options: errors name the JSON path and the choices") {
+  CHECK_THROWS_WITH_AS(make("hierarchical", json{{"node_phase", "ring"}}),
+                       "/training/collective/params/node_phase: unknown value \"ring\"; valid values are: star, chain",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(make("hierarchical", json{{"leaders", "tree"}}),
+                       "/training/collective/params/leaders: unknown value \"tree\"; valid values are: ring, "
+                       "halving_doubling",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(make("hierarchical", json{{"node_chunk_bytes", 4096}}),
+                       "/training/collective/params/node_chunk_bytes: node_chunk_bytes applies only with "
+                       "\"node_phase\": \"chain\"",
+                       ConfigError);
+  CHECK_THROWS_WITH_AS(make("hierarchical", json{{"node_phase", "chain"}, {"node_chunk_bytes", 0}}),
+                       "/training/collective/params/node_chunk_bytes: node_chunk_bytes must be at least 1 byte, got 0",
+                       ConfigError);
+}
