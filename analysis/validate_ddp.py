@@ -28,6 +28,13 @@ per network model gives, per DNN model and over all rows: rows, the median and l
 mean signed error and how many points are predicted too fast and too slow. --out writes every
 prediction as CSV, --plot a predicted-against-measured scatter plot (log-log, the line y = x).
 
+--framework CSV (repeatable) reads one-rank DDP rows (tools/measure_ddp.py --local --ranks 1, e.g. two
+processes at once, one per core, as the ranks run): for each model, batch, cap and overlap, the
+framework's compute per iteration is the one-rank iteration measured (the files' mean) minus ddlsim's
+prediction of that one-worker run from the same profile, and every row with that key runs with it as
+workload.framework_overhead_s (0 where it is negative). It is measured without the network and
+without the rows being predicted.
+
 --set PATH=VALUE (repeatable) is passed to every `ddlsim run` (e.g. a measured
 training.bucketing.copy_bandwidth); --set-model MODEL:PATH=VALUE only to that model's rows (e.g. its
 workload.framework_overhead_s). Corrections of compute must come from measurements independent of
@@ -204,6 +211,39 @@ def run_ddlsim(ddlsim, scenario, folder, sets):
         return json.load(f)["iteration_time_median_s"]
 
 
+def framework_costs(paths, ddlsim, profile_of, work):
+    """(model, batch, cap MiB, overlap) -> the framework's compute per iteration: the one-rank DDP
+    iteration measured (mean of the files' medians) minus ddlsim's one-worker prediction of it from the
+    same profile (which has no communication to make), measured independently of the rows predicted."""
+    measured = {}
+    for path in paths:
+        if not os.path.isfile(path):
+            raise UsageError(f"--framework {path}: no such file")
+        try:
+            raw = lab_runs.read_table(path, measure_ddp.HEADER)
+        except (ValueError, UnicodeDecodeError) as e:
+            raise UsageError(f"--framework {e}") from None
+        for number, r in enumerate(raw, start=1):
+            if r["ranks"] != "1":
+                raise UsageError(f"--framework {path}: data row {number} has {r['ranks']} ranks; one-rank rows only "
+                                 "(tools/measure_ddp.py --ranks 1)")
+            try:
+                key = (r["model"], int(r["batch_size"]), float(r["bucket_cap_mb"]), r["overlap"] == "true")
+                measured.setdefault(key, []).append(float(r["iteration_s_median"]))
+            except ValueError:
+                raise UsageError(f"--framework {path}: data row {number} has a malformed value: {r}") from None
+    costs = {}
+    for index, (key, values) in enumerate(sorted(measured.items())):
+        model, batch, cap, overlap = key
+        row = {"model": model, "ranks": 1, "batch_size": batch, "bucket_cap_mb": cap, "overlap": overlap,
+               "bandwidth_bps": 1e9, "latency_s": 0.0, "iterations": 10}
+        name = f"framework{index}"
+        predicted = run_ddlsim(ddlsim, scenario_for(row, network_object("ideal", None), profile_of(model, batch), name),
+                               os.path.join(work, name), [])
+        costs[key] = statistics.fmean(values) - predicted
+    return costs
+
+
 # ---- statistics ----
 
 def relative_error(predicted, measured):
@@ -298,6 +338,10 @@ def parse_args(argv):
                     help="passed to every ddlsim run (repeatable)")
     ap.add_argument("--set-model", action="append", default=[], metavar="MODEL:PATH=VALUE",
                     help="passed to the ddlsim runs of MODEL's rows (repeatable)")
+    ap.add_argument("--framework", action="append", default=[], metavar="CSV",
+                    help="one-rank DDP rows (tools/measure_ddp.py --local --ranks 1; repeatable, averaged): "
+                         "each row's workload.framework_overhead_s is the one-rank iteration measured for its "
+                         "model, batch, cap and overlap minus ddlsim's one-worker prediction")
     ap.add_argument("--ddlsim", help="the ddlsim binary (default build/ddlsim, then PATH)")
     ap.add_argument("--out", help="write every prediction to this CSV (appended to)")
     ap.add_argument("--plot", help="write the predicted-against-measured plot (.png, .svg, .pdf)")
@@ -351,12 +395,27 @@ def main(argv=None):
     work = args.keep or tempfile.mkdtemp(prefix="ddlsim-validate-")
     predictions = []
     try:
+        costs = None
+        if args.framework:
+            def profile_of(model, batch):
+                return profiles.get((model, batch)) or find_profile(model, batch, args.explicit_profiles, args.profiles)
+            costs = framework_costs(args.framework, ddlsim, profile_of, work)
+            print("framework compute per iteration (one-rank DDP measured - ddlsim's one worker):")
+            for (model, batch, cap, overlap), cost in sorted(costs.items()):
+                print(f"  {model} batch {batch} cap {cap:g} MiB overlap {str(overlap).lower()}: {cost * 1e3:+.2f} ms"
+                      + ("  (negative: none charged)" if cost < 0 else ""))
         for index, row in enumerate(rows):
             for network in args.networks:
                 name = f"ddp_row{index}_{network}"
                 scenario = scenario_for(row, network_object(network, calibration),
                                         profiles[(row["model"], row["batch_size"])], name)
                 sets = args.set + args.per_model_sets.get(row["model"], [])
+                if costs is not None:
+                    key = (row["model"], row["batch_size"], row["bucket_cap_mb"], row["overlap"])
+                    if key not in costs:
+                        raise UsageError(f"--framework: no one-rank row for {row['model']} batch {row['batch_size']} "
+                                         f"cap {row['bucket_cap_mb']:g} overlap {str(row['overlap']).lower()}")
+                    sets = sets + [f"workload.framework_overhead_s={max(0.0, costs[key])!r}"]
                 predicted = run_ddlsim(ddlsim, scenario, os.path.join(work, name), sets)
                 p = dict(row, network=network, predicted_s=predicted,
                          error=relative_error(predicted, row["measured_s"]))

@@ -6,7 +6,7 @@ set -euo pipefail
 # measure_gain.py, measure_compressors.py, profile_torch.py): their tests run instead of skipping.
 # --netlab installs what the one-machine network lab needs (tools/netlab/, docs/validation.md): iptables
 # and libnetfilter-queue for the delay line, iproute2 for namespaces and shaping, ping for its check,
-# gcc to build the delay line, and torch for the measurement tools. --slurm installs Slurm (slurmctld,
+# gcc to build the delay line, and torch and torchvision (the DDP grid's resnet18) for the measurement tools. --slurm installs Slurm (slurmctld,
 # slurmd, the client commands) and munge, which the one-node cluster of tests/analysis/test_slurm.py
 # starts (label slurm; analysis/sweep.py --slurm). --check installs clang 16 and libFuzzer, which the
 # sanitizer and fuzzing tree needs (-DDDLSIM_SANITIZE, -DDDLSIM_FUZZ; docs/reliability.md). Flags combine.
@@ -15,7 +15,7 @@ packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev libboost-c
 for flag in "$@"; do
   case "$flag" in
     --training-tools) packages+=(python3-torch python3-sklearn python3-scipy) ;;
-    --netlab) packages+=(iptables libnetfilter-queue-dev iproute2 iputils-ping gcc python3-torch) ;;
+    --netlab) packages+=(iptables libnetfilter-queue-dev iproute2 iputils-ping gcc python3-torch python3-torchvision) ;;
     --slurm) packages+=(slurm-wlm munge) ;;
     --check) packages+=(clang-16 libclang-rt-16-dev libfuzzer-16-dev) ;;
     *) echo "install-deps: unknown option $flag (valid: --training-tools, --netlab, --slurm, --check)" >&2; exit 2 ;;

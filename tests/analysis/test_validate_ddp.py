@@ -155,6 +155,40 @@ class ValidateDdpTest(unittest.TestCase):
             self.assertEqual(line[5], str(sum(e < 0 for e in errors)))
             self.assertEqual(line[7], str(sum(e > 0 for e in errors)))
 
+    def test_framework_cost_from_one_rank_rows(self):
+        # One-rank rows for row 0's key (tiny, batch 4, cap 1, overlap) in two files, 0.03 and 0.05 s:
+        # the framework's compute is their mean minus ddlsim's one-worker prediction of that run.
+        files = []
+        for k, seconds in enumerate((0.03, 0.05)):
+            files.append(os.path.join(self.tmp, f"one_rank_{k}.csv"))
+            with open(files[-1], "w", encoding="utf-8") as f:
+                f.write(HEADER + f"\ntiny,1,4,1,true,gloo,,,{seconds},{seconds},5,local:test\n")
+        out = os.path.join(self.tmp, "framework_predictions.csv")
+        two_rows = os.path.join(self.tmp, "row0.csv")
+        with open(two_rows, "w", encoding="utf-8") as f:
+            f.write(HEADER + "\n" + ROWS[0] + "\n")
+        p = subprocess.run([sys.executable, SCRIPT, two_rows, "--ddlsim", DDLSIM, "--profiles", self.tmp, "--networks",
+                            "ideal", "--framework", files[0], "--framework", files[1], "--out", out, "--quiet"],
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        alone = hand_scenario(self.profile, 1, "100Mbps", "1ms", 1048576, True, 2, {"fidelity": "flow", "model": "ideal"})
+        alone["workload"]["iterations"] = 10
+        cost = 0.04 - ddlsim_median(self.tmp, alone, "one_worker")
+        self.assertGreater(cost, 0)
+        self.assertIn(f"tiny batch 4 cap 1 MiB overlap true: {cost * 1e3:+.2f} ms", p.stdout)
+        with_cost = hand_scenario(self.profile, 2, "100Mbps", "1ms", 1048576, True, 2, {"fidelity": "flow", "model": "ideal"})
+        with_cost["workload"]["framework_overhead_s"] = cost
+        want = ddlsim_median(self.tmp, with_cost, "with_cost")
+        with open(out, encoding="utf-8") as f:
+            got = [float(r["predicted_s"]) for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+        self.assertEqual(len(got), 1)
+        self.assertAlmostEqual(got[0], want, delta=1e-9 * want)
+        # A row without a one-rank measurement of its key is refused.
+        p = subprocess.run([sys.executable, SCRIPT, self.csv, "--ddlsim", DDLSIM, "--profiles", self.tmp, "--networks",
+                            "ideal", "--framework", files[0], "--quiet"], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("--framework: no one-rank row for tiny batch 4 cap 25 overlap false", p.stderr)
+
     def test_summarise(self):
         sys.path.insert(0, os.path.join(ROOT, "analysis"))
         import validate_ddp
