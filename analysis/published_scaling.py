@@ -32,14 +32,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, ".."))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import lab_runs  # noqa: E402  (the CSV reader and writer)
+sys.path.insert(0, HERE)
+from validate_ddp import UsageError, find_ddlsim  # noqa: E402
 
 PROG = "published_scaling.py"
 HEADER = ["name", "scenario", "baseline", "published_efficiency", "source"]
 OUT_HEADER = ["name", "workers", "baseline_workers", "predicted_efficiency", "published_efficiency", "gap_points"]
-
-
-class UsageError(Exception):
-    """Bad input: one line, exit 2."""
 
 
 def read_rows(path):
@@ -68,14 +66,6 @@ def read_rows(path):
     if not rows:
         raise UsageError(f"{path}: no rows")
     return rows
-
-
-def find_ddlsim(explicit):
-    for candidate in ([explicit] if explicit else [os.path.join(ROOT, "build", "ddlsim"), shutil.which("ddlsim")]):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return os.path.abspath(candidate)
-    raise UsageError(f"--ddlsim {explicit}: not an executable file" if explicit
-                     else "cannot find build/ddlsim: build it, or pass --ddlsim")
 
 
 def summary(ddlsim, scenario, out, sets):

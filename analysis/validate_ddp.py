@@ -193,8 +193,8 @@ def find_ddlsim(explicit):
     raise UsageError("cannot find build/ddlsim: build it, or pass --ddlsim")
 
 
-def run_ddlsim(ddlsim, scenario, folder, sets):
-    """Writes the scenario into folder, runs it, returns summary.json's median iteration time."""
+def run_ddlsim(ddlsim, scenario, folder, sets, key="iteration_time_median_s"):
+    """Writes the scenario into folder, runs it, returns summary.json's `key` (the median iteration time)."""
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "scenario.json")
     with open(path, "w", encoding="utf-8") as f:
@@ -208,7 +208,7 @@ def run_ddlsim(ddlsim, scenario, folder, sets):
         last = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
         raise UsageError(f"ddlsim run {path} failed (exit {result.returncode}): {last}")
     with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
-        return json.load(f)["iteration_time_median_s"]
+        return json.load(f)[key]
 
 
 def framework_costs(paths, ddlsim, profile_of, work):
@@ -322,6 +322,20 @@ def plot(path, predictions, networks):
 
 # ---- main ----
 
+def choose_networks(text, calibration):
+    """The --networks list: every model (calibrated only with a calibration file) when not given."""
+    if text is None:
+        return NETWORKS if calibration else NETWORKS[:3]
+    networks = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in networks if n not in NETWORKS]
+    if unknown or not networks:
+        raise UsageError(f"--networks: unknown network model {unknown[0] if unknown else networks!r}; "
+                         f"valid: {','.join(NETWORKS)}")
+    if "calibrated" in networks and not calibration:
+        raise UsageError("--networks calibrated needs --calibration FILE")
+    return networks
+
+
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -348,16 +362,7 @@ def parse_args(argv):
     ap.add_argument("--keep", help="keep the scenarios and ddlsim outputs in this folder")
     ap.add_argument("--quiet", action="store_true", help="no per-row lines on stderr")
     args = ap.parse_args(argv)
-    if args.networks is None:
-        args.networks = NETWORKS if args.calibration else NETWORKS[:3]
-    else:
-        args.networks = [n.strip() for n in args.networks.split(",") if n.strip()]
-        unknown = [n for n in args.networks if n not in NETWORKS]
-        if unknown or not args.networks:
-            raise UsageError(f"--networks: unknown network model {unknown[0] if unknown else args.networks!r}; "
-                             f"valid: {','.join(NETWORKS)}")
-    if "calibrated" in args.networks and not args.calibration:
-        raise UsageError("--networks calibrated needs --calibration FILE")
+    args.networks = choose_networks(args.networks, args.calibration)
     explicit = {}
     for item in args.profile:
         model, sep, path = item.partition("=")

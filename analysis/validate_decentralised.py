@@ -34,10 +34,8 @@ Exit status: 0, or 2 with one line on bad input.
 """
 
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 
@@ -119,21 +117,6 @@ def scenario_for(row, network, profile, name):
     }
 
 
-def run_ddlsim(ddlsim, scenario, folder, key):
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, "scenario.json")
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(scenario, f, indent=1)
-    out = os.path.join(folder, "out")
-    result = subprocess.run([ddlsim, "run", path, "--quiet", "--out", out], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    if result.returncode != 0:
-        last = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
-        raise UsageError(f"ddlsim run {path} failed (exit {result.returncode}): {last}")
-    with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
-        return json.load(f)[key]
-
-
 def print_tables(predictions, networks, out=sys.stdout):
     groups = sorted({(p["algorithm"], p["model"]) for p in predictions})
     for network in networks:
@@ -169,17 +152,7 @@ def parse_args(argv):
     ap.add_argument("--keep", help="keep the scenarios and ddlsim outputs in this folder")
     ap.add_argument("--quiet", action="store_true", help="no per-row lines on stderr")
     args = ap.parse_args(argv)
-    networks = validate_ddp.NETWORKS
-    if args.networks is None:
-        args.networks = networks if args.calibration else networks[:3]
-    else:
-        args.networks = [n.strip() for n in args.networks.split(",") if n.strip()]
-        unknown = [n for n in args.networks if n not in networks]
-        if unknown or not args.networks:
-            raise UsageError(f"--networks: unknown network model {unknown[0] if unknown else args.networks!r}; "
-                             f"valid: {','.join(networks)}")
-    if "calibrated" in args.networks and not args.calibration:
-        raise UsageError("--networks calibrated needs --calibration FILE")
+    args.networks = validate_ddp.choose_networks(args.networks, args.calibration)
     args.folders = {}
     for item in args.profiles_for:
         ranks, sep, folder = item.partition("=")
@@ -211,7 +184,7 @@ def main(argv=None):
                 scenario = scenario_for(row, validate_ddp.network_object(network, calibration),
                                         profiles[(row["model"], row["batch_size"], row["ranks"])], name)
                 key = "iteration_time_median_s" if row["algorithm"] == "dpsgd" else "iteration_time_s"
-                predicted = run_ddlsim(ddlsim, scenario, os.path.join(work, name), key)
+                predicted = validate_ddp.run_ddlsim(ddlsim, scenario, os.path.join(work, name), [], key)
                 p = dict(row, network=network, predicted_s=predicted,
                          error=validate_ddp.relative_error(predicted, row["measured_s"]))
                 p["period_iterations"] = row["period_iterations"] or ""

@@ -22,6 +22,7 @@ run inside a rank.
 import argparse
 import csv
 import io
+import itertools
 import json
 import os
 import re
@@ -386,6 +387,43 @@ def launch_ranks(mode, world, command, env, timeout_s):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+
+
+def run_job(job, script, mode, ranks, backend, port, timeout_s, prefix):
+    """Runs `script --worker SPEC --rank i` on `ranks` ranks (launch_ranks) with `job` written to SPEC
+    in a fresh folder (readable by the ranks, which may run as another user in the lab's namespaces),
+    and returns what rank 0 wrote to job["results"] (JSON). The folder is removed afterwards."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    job = dict(job, results=os.path.join(folder, "results.json"))
+    spec = os.path.join(folder, "job.json")
+    with open(spec, "w", encoding="utf-8") as f:
+        json.dump(job, f)
+    os.chmod(folder, 0o755)
+    address = lab_address(0) if mode == "lab" else "127.0.0.1"
+    env = rank_environment(address, port, "eth0" if mode == "lab" else "lo", backend)
+    try:
+        launch_ranks(mode, ranks, [PYTHON, os.path.abspath(script), "--worker", spec], env, timeout_s)
+        with open(job["results"], encoding="utf-8") as f:
+            return json.load(f)
+    finally:
+        for name in (spec, job["results"]):
+            if os.path.exists(name):
+                os.unlink(name)
+        os.rmdir(folder)
+
+
+def run_groups(prog, args, table, run_group, base_port):
+    """Calls run_group(args, ranks, network, table, port) for every --ranks value: on loopback once
+    (network unknown), in the lab once per --rate x --delay, the lab set up for the largest rank count."""
+    if args.mode == "local":
+        for ranks in args.ranks:
+            run_group(args, ranks, {"bandwidth_bps": None, "latency_s": None}, table, free_port())
+        return
+    for (rate, _), (delay, _) in itertools.product(args.rates, args.delays):
+        with Lab(prog, max(args.ranks), rate, delay) as lab:
+            network = {"bandwidth_bps": lab.rate_bps, "latency_s": lab.delay_s}
+            for index, ranks in enumerate(args.ranks):
+                run_group(args, ranks, network, table, base_port + index)
 
 
 def sigterm_as_interrupt():

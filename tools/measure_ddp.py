@@ -37,11 +37,9 @@ Example:
 """
 
 import argparse
-import itertools
 import json
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import lab_runs  # noqa: E402
@@ -141,25 +139,8 @@ def rows_from_results(args, job, results, network, table):
 
 def run_group(args, ranks, network, table, port):
     job = job_for(args, ranks)
-    folder = tempfile.mkdtemp(prefix="ddlsim-ddp-")
-    job["results"] = os.path.join(folder, "results.json")
-    spec = os.path.join(folder, "job.json")
-    with open(spec, "w", encoding="utf-8") as f:
-        json.dump(job, f)
-    os.chmod(folder, 0o755)
-    address = lab_runs.lab_address(0) if args.mode == "lab" else "127.0.0.1"
-    env = lab_runs.rank_environment(address, port, "eth0" if args.mode == "lab" else "lo", args.backend)
     lab_runs.progress(PROG, f"{ranks} ranks: {args.model}, bucket caps {args.bucket_caps} MB")
-    try:
-        lab_runs.launch_ranks(args.mode, ranks, [lab_runs.PYTHON, os.path.abspath(__file__), "--worker", spec],
-                              env, args.timeout)
-        with open(job["results"], encoding="utf-8") as f:
-            results = json.load(f)
-    finally:
-        for name in (spec, job["results"]):
-            if os.path.exists(name):
-                os.unlink(name)
-        os.rmdir(folder)
+    results = lab_runs.run_job(job, __file__, args.mode, ranks, args.backend, port, args.timeout, "ddlsim-ddp-")
     rows_from_results(args, job, results, network, table)
 
 
@@ -173,15 +154,7 @@ def main(argv=None):
     lab_runs.sigterm_as_interrupt()
     table = lab_runs.CsvTable(args.out, HEADER)
     table.append([], [lab_runs.command_comment([sys.executable, os.path.abspath(__file__)] + argv)])
-    if args.mode == "local":
-        for ranks in args.ranks:
-            run_group(args, ranks, {"bandwidth_bps": None, "latency_s": None}, table, lab_runs.free_port())
-    else:
-        for (rate, _), (delay, _) in itertools.product(args.rates, args.delays):
-            with lab_runs.Lab(PROG, max(args.ranks), rate, delay) as lab:
-                network = {"bandwidth_bps": lab.rate_bps, "latency_s": lab.delay_s}
-                for index, ranks in enumerate(args.ranks):
-                    run_group(args, ranks, network, table, 29300 + index)
+    lab_runs.run_groups(PROG, args, table, run_group, 29300)
     lab_runs.progress(PROG, f"wrote {args.out}")
     return 0
 

@@ -28,9 +28,6 @@ namespace ddlsim::models {
 namespace {
 
 using detail::floor_log2;
-using detail::PowerOfTwoFold;
-using detail::recv_from;
-using detail::send_to;
 
 class HalvingDoubling final : public Collective {
  public:
@@ -51,20 +48,8 @@ class HalvingDoubling final : public Collective {
                                                     double bytes) const override {
     const int n = group.workers;
     if (n <= 1 || rank < 0 || rank >= n) return {};
-    const int levels = floor_log2(n);
     std::vector<RankStep> steps;
-    const PowerOfTwoFold fold(n, rank);
-    fold.pre(bytes, steps);
-    if (const int core = fold.core_rank(); core >= 0) {
-      auto exchange = [&](int k) {
-        const int peer = fold.real_rank(core ^ (1 << k));
-        const double chunk = bytes / static_cast<double>(std::int64_t{2} << k);
-        steps.push_back(RankStep{{send_to(peer, chunk), recv_from(peer, chunk)}, 1});
-      };
-      for (int k = 0; k < levels; ++k) exchange(k);       // recursive halving
-      for (int k = levels - 1; k >= 0; --k) exchange(k);  // recursive doubling
-    }
-    fold.post(bytes, steps);
+    detail::halving_doubling_steps(n, rank, bytes, steps);
     return steps;
   }
 };

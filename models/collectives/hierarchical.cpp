@@ -188,19 +188,7 @@ class HierarchicalAllreduce final : public Collective {
   /// Phase 2 as halving_doubling among the leaders (node indices mapped to leader ranks).
   static void leaders_halving_doubling(int node, int nodes, int per_node, double bytes, std::vector<RankStep>& steps) {
     const std::size_t first = steps.size();
-    const detail::PowerOfTwoFold fold(nodes, node);
-    const int levels = detail::floor_log2(nodes);
-    fold.pre(bytes, steps);
-    if (const int core = fold.core_rank(); core >= 0) {
-      auto exchange = [&](int k) {
-        const int peer = fold.real_rank(core ^ (1 << k));
-        const double chunk = bytes / static_cast<double>(std::int64_t{2} << k);
-        steps.push_back(RankStep{{send_to(peer, chunk), recv_from(peer, chunk)}, 1});
-      };
-      for (int k = 0; k < levels; ++k) exchange(k);
-      for (int k = levels - 1; k >= 0; --k) exchange(k);
-    }
-    fold.post(bytes, steps);
+    detail::halving_doubling_steps(nodes, node, bytes, steps);
     for (std::size_t s = first; s < steps.size(); ++s)
       for (auto& op : steps[s].ops) op.peer *= per_node;
   }

@@ -179,4 +179,23 @@ struct PowerOfTwoFold {
   }
 };
 
+/// Rabenseifner's all-reduce over ranks 0 .. n-1 for `rank` (models/collectives/halving_doubling.cpp):
+/// the fold-in, recursive halving (level k exchanges M / 2^(k+1) with core ^ 2^k), recursive
+/// doubling in reverse, the fold-out. Appends its steps.
+inline void halving_doubling_steps(int n, int rank, double bytes, std::vector<RankStep>& steps) {
+  const int levels = floor_log2(n);
+  const PowerOfTwoFold fold(n, rank);
+  fold.pre(bytes, steps);
+  if (const int core = fold.core_rank(); core >= 0) {
+    auto exchange = [&](int k) {
+      const int peer = fold.real_rank(core ^ (1 << k));
+      const double chunk = bytes / static_cast<double>(std::int64_t{2} << k);
+      steps.push_back(RankStep{{send_to(peer, chunk), recv_from(peer, chunk)}, 1});
+    };
+    for (int k = 0; k < levels; ++k) exchange(k);       // recursive halving
+    for (int k = levels - 1; k >= 0; --k) exchange(k);  // recursive doubling
+  }
+  fold.post(bytes, steps);
+}
+
 }  // namespace ddlsim::models::detail
