@@ -57,6 +57,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <fmt/format.h>
 #include <string>
 
@@ -172,12 +173,14 @@ class HierarchicalAllreduce final : public Collective {
   void chain_phase(int rank, int leader, int end, double bytes, bool reduce, std::vector<RankStep>& steps) const {
     const int g = end - leader;
     if (g < 2) return;
-    const int k = static_cast<int>(chunks(bytes));
-    const double chunk = bytes / k;
-    const int i = rank - leader;            // 0: the leader
-    const int d = reduce ? g - 1 - i : i;   // distance from where the chunks start
+    // 64-bit slots: a tiny node_chunk_bytes under --force must not overflow (the work estimate
+    // refuses such runs otherwise).
+    const auto k = static_cast<std::int64_t>(chunks(bytes));
+    const double chunk = bytes / static_cast<double>(k);
+    const std::int64_t i = rank - leader;            // 0: the leader
+    const std::int64_t d = reduce ? g - 1 - i : i;   // distance from where the chunks start
     const int toward = reduce ? rank - 1 : rank + 1, from = reduce ? rank + 1 : rank - 1;
-    for (int t = 0; t < k + g - 2; ++t) {
+    for (std::int64_t t = 0; t < k + g - 2; ++t) {
       RankStep step;
       if (d <= g - 2 && t - d >= 0 && t - d < k) step.ops.push_back(send_to(toward, chunk));
       if (d >= 1 && t - d + 1 >= 0 && t - d + 1 < k) step.ops.push_back(recv_from(from, chunk));
