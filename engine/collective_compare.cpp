@@ -178,6 +178,11 @@ std::set<std::string> price_closed_forms(const CompareRequest& req, Compared& c,
     try {
       row.analytic_s = call_cost_s(req, algo, p.group) + algo.analytic_time_s(p.group, req.bytes, ab_of[i]);
     } catch (const std::invalid_argument& e) {
+      if (req.algorithms.empty()) {  // all compared: one that cannot run this size is left out, with a note
+        row.applicable = false;
+        row.note = e.what();
+        continue;
+      }
       throw ConfigError(params_of(req, c.names[i]).empty() ? std::string("--algorithms")
                                                            : pointer_append("--params", c.names[i]),
                         fmt::format("\"{}\" cannot run here: {}", c.names[i], e.what()));

@@ -12,6 +12,14 @@
 // done the rank sleeps the rest of the step's latency terms -- o_send + o_recv +
 // the handshake's -- so that an uncontended step costs exactly
 // SoftwareCost::step_s (a merged phase: k times that, less the transfers).
+//
+// Windowed steps (RankStep::window = w, gloo's ring) keep w steps in flight: before posting one,
+// the rank waits for the step w before it (receives, then o_recv, then sends); a send pays o_send
+// before it is posted; under a receiver-ready rendezvous a receive's get is posted one path
+// latency after the rank posts it (the notice; a NoticeAgent actor posts it as the rank carries
+// on), so the data leaves at max(send posted, receive posted + alpha), and the send completes then
+// (its bytes are in the transport; the put is detached and its receiver waits for it). No window
+// cap, no handshake per step. models/collectives/gloo_ring.cpp evaluates the same program as its closed form.
 #pragma once
 
 #include "models/collective.hpp"
@@ -20,6 +28,7 @@
 #include "engine/s4u_emitter.hpp"
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <unordered_map>
 #include <simgrid/s4u.hpp>
@@ -58,6 +67,22 @@ class ScheduleExecutor {
 
  private:
   simgrid::s4u::Mailbox* mailbox(int src, int dst);
+  /// Windowed steps (models::RankStep::window): the steps in flight and the rank's notice agent.
+  struct Windowed;
+  /// When the receives of the windowed messages from src to dst were posted (plus their notice),
+  /// in order: a send completes when its data leaves, at max(send posted, that time).
+  struct ReadyQueue {
+    std::deque<double> times;
+    simgrid::s4u::SemaphorePtr count;
+    double last = 0;
+    double post(double at);  // returns the time recorded (never before the previous one)
+    double take();           // the oldest, once posted (blocks until then)
+  };
+  ReadyQueue& ready(int src, int dst);
+  std::unordered_map<std::uint64_t, ReadyQueue> ready_;
+  void run_windowed(Windowed& w, const models::RankStep& step, TrafficCounters& counters);
+  void wait_step(Windowed& w);
+  void drain(Windowed& w);
 
   std::vector<simgrid::s4u::Host*> hosts_;
   ExecutorNetwork network_;

@@ -25,6 +25,13 @@ struct RankStep {
   /// Number of algorithm steps this entry stands for. 1 in a stepwise schedule;
   /// a pipelined phase merges k steps into one flow and pays (k-1) extra latencies.
   int latency_steps = 1;
+  /// 0: a lockstep step (the rank waits for every op of this step before the next). w >= 1: a
+  /// windowed step, as gloo's ring runs its iterations (models/collectives/gloo_ring.cpp): before
+  /// posting this step's ops the rank waits for those of the step w before it, receives first, so
+  /// that w steps are in flight; a lockstep step or the end of the schedule waits for all of them.
+  /// Under a library with a receiver-ready rendezvous a windowed receive lets its data leave one
+  /// path latency after it is posted (the notice), not a fixed handshake per step.
+  std::uint8_t window = 0;
 };
 
 /// A rank's schedule given one step at a time: running a stepwise collective then holds one

@@ -35,6 +35,7 @@ std::optional<ScheduleGraph> flatten_schedules(const Collective& algorithm, cons
     const auto schedule = pipelined ? algorithm.rank_phases(r, group, bytes) : algorithm.rank_schedule(r, group, bytes);
     first[static_cast<std::size_t>(r) + 1] = first[static_cast<std::size_t>(r)] + static_cast<int>(schedule.size());
     for (std::size_t i = 0; i < schedule.size(); ++i) {
+      if (schedule[i].window > 0) return std::nullopt;  // lockstep rounds cannot price a window (gloo_ring)
       const int id = first[static_cast<std::size_t>(r)] + static_cast<int>(i);
       step_rank.push_back(r);
       latency_steps.push_back(schedule[i].latency_steps);

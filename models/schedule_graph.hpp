@@ -33,7 +33,8 @@ struct ScheduleGraph {
 
 /// Every rank's schedule of `algorithm` for `bytes` (`pipelined`: its phases), one rank at a time,
 /// flattened and matched. nullopt once the sends or receives exceed `max_ends` (a budget: every
-/// transfer crosses at least one link). Throws std::logic_error for a peer outside the group or an
+/// transfer crosses at least one link), and for windowed steps (RankStep::window: gloo_ring), whose
+/// overlap across steps the rounds cannot express; the caller then uses the closed form. Throws std::logic_error for a peer outside the group or an
 /// unmatched send.
 std::optional<ScheduleGraph> flatten_schedules(const Collective& algorithm, const CollectiveGroup& group, double bytes,
                                                bool pipelined, std::int64_t max_ends);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <map>
+#include <stdexcept>
 
 namespace ddlsim::sim {
 namespace {
@@ -23,7 +24,11 @@ using namespace work;  // the constants (scenario/work_constants.hpp)
 
 CallShape call_shape(const WorkPlan& w, double bytes) {
   const auto& algo = w.scenario.plan->gradient_collective(bytes);  // resolved at load (scenario/run_plan.hpp)
-  return collective_call_shape(algo, 0, w.group, bytes, w.scenario.network.granularity == Granularity::STEPWISE);
+  try {
+    return collective_call_shape(algo, 0, w.group, bytes, w.scenario.network.granularity == Granularity::STEPWISE);
+  } catch (const std::invalid_argument& e) {  // an algorithm refusing this size (gloo_ring's message limit)
+    throw ConfigError("/training/collective/params", e.what());
+  }
 }
 
 std::string layers_path(const Scenario& s) {

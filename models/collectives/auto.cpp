@@ -156,7 +156,9 @@ std::unique_ptr<Collective> make_auto(ObjectReader& params) {
   auto& registry = CollectiveRegistry::instance();
   std::vector<Candidate> all;
   for (const auto& name : registry.names()) {
-    if (name == "auto") continue;
+    // gloo_ring is gloo's own ring, not an algorithm a library picks between (its windowed steps
+    // have no contention estimate either, models/schedule_graph.hpp).
+    if (name == "auto" || name == "gloo_ring") continue;
     auto algorithm = registry.create(name, json::object(), params.path(), params.path(), "collective");
     if (algorithm->operation() == "allreduce" && !algorithm->uses_servers())
       all.push_back(Candidate{name, std::move(algorithm)});

@@ -205,7 +205,7 @@ TEST_CASE("calibrate refuses bad input with one line naming the file, line and c
          "{}:2: expected 11 cells (" + header + "), got 9");
   refuse(header + "\nallreduce,rign,2,0,65536,0.01,5,gloo,1e8,0.001,lab:x\n", "",
          "{}:2: algorithm: unknown collective \"rign\"; valid are: library, artopk_ring, artopk_tree, auto, "
-         "binomial_broadcast, bruck_allgather, direct, double_binary_tree, halving_doubling, hierarchical, "
+         "binomial_broadcast, bruck_allgather, direct, double_binary_tree, gloo_ring, halving_doubling, hierarchical, "
          "master_worker, multitree, ps, recursive_doubling, ring, ring_allgather, ring_reduce_scatter, torus2d, tree");
   refuse(header + "\nallgather,ring,2,0,65536,0.01,5,gloo,1e8,0.001,lab:x\n", "",
          "{}:2: \"ring\" is a allreduce, but the row's op is allgather");

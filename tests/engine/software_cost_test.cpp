@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <tuple>
 
@@ -190,6 +191,64 @@ TEST_CASE("software in a run: bsp iterations cost the software closed form at bo
     CHECK(summary["software"]["applies_to"] == "every message: collectives, point to point, parameter-server pushes and pulls");
     CHECK(summary["collective_call_cost_s"].get<double>() == doctest::Approx(100e-6));
   }
+}
+
+TEST_CASE("software in a run: gloo_ring costs gloo's program at both fidelities, alone and with buckets") {
+  // 4 workers, one 32 kB gradient: gloo_ring cuts it into S = 8 segments of 4 kB (P = 2, all full);
+  // with notices and no overheads every pair of iterations costs 2 alpha + 8 kB B:
+  // all-reduce = 2 (N - 1) (2 alpha + (M / N) B) (models/collectives/gloo_ring.cpp).
+  using nlohmann::json;
+  ddlsim::test::TempDir tmp;
+  const json software = {{"preset", "gloo"}, {"send_overhead", 0}, {"recv_overhead", 0}, {"call_cost", "100us"}};
+  const double B = 8 / 1e9 / (1448.0 / 1538.0), alpha = 10e-3;
+  const double expected = 1e-3 + 2e-3 + 1e-3 + 100e-6 + 6 * (2 * alpha + 8000 * B);
+  std::map<std::string, double> bucketed;
+  for (const char* fidelity : {"analytic", "flow"}) {
+    for (const bool buckets : {false, true}) {
+      CAPTURE(fidelity);
+      CAPTURE(buckets);
+      json workload = {{"synthetic", {{"layers", 1}, {"forward_s", "1ms"}, {"backward_s", "2ms"}, {"grad_bytes", "32KB"},
+                                      {"optimizer_s", "1ms"}}},
+                       {"iterations", 3}};
+      json training = {{"collective", {{"name", "gloo_ring"}}}, {"bucketing", {{"overlap", false}}}};
+      if (buckets) {  // four layers of 1 MB, buckets of 2 MB overlapping the backward pass, the full preset
+        workload["synthetic"]["layers"] = 4;
+        workload["synthetic"]["grad_bytes"] = "1MB";
+        training["bucketing"] = {{"overlap", true}, {"bucket_bytes", "2MB"}};
+      }
+      const json scenario = {
+          {"name", "sw"},
+          {"platform", {{"topology", "star"}, {"workers", 4}, {"link", {{"bandwidth", "1Gbps"}, {"latency", "5ms"}}}}},
+          {"network", {{"fidelity", fidelity}, {"software", buckets ? json("gloo") : software}}},
+          {"workload", workload},
+          {"training", training},
+          {"output", {{"timeline", false}}}};
+      const std::string name = fmt::format("{}_{}", fidelity, buckets);
+      const std::string file = tmp.write(name + ".json", scenario.dump());
+      const auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} --quiet", file, tmp.file(name)));
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      const auto summary = json::parse(ddlsim::test::slurp(tmp.path() / name / "summary.json"));
+      const double t = summary["iteration_time_s"].get<double>();
+      if (!buckets) CHECK(t == doctest::Approx(expected).epsilon(1e-6));
+      else bucketed[fidelity] = t;
+    }
+  }
+  CHECK(bucketed.at("flow") == doctest::Approx(bucketed.at("analytic")).epsilon(1e-6));
+}
+
+TEST_CASE("software in a run: gloo_ring beyond its message limit is refused at load, naming the params") {
+  using nlohmann::json;
+  ddlsim::test::TempDir tmp;
+  const json scenario = {
+      {"name", "big"},
+      {"platform", {{"topology", "star"}, {"workers", 4000}}},
+      {"network", {{"fidelity", "analytic"}}},
+      {"workload", {{"synthetic", {{"layers", 1}, {"forward_s", "1ms"}, {"backward_s", "2ms"}, {"grad_bytes", "4MB"}}}}},
+      {"training", {{"collective", {{"name", "gloo_ring"}}}}}};
+  const auto r = ddlsim::test::ddlsim("validate " + tmp.write("big.json", scenario.dump()));
+  CHECK(r.exit_code == 2);
+  CHECK(r.err == "ddlsim: error: /training/collective/params: gloo_ring runs every segment of every rank: 4000 ranks x "
+                 "8000 segments is 6.4e+07 messages, over its limit of 5e+07; use \"ring\" with the gloo software preset\n");
 }
 
 TEST_CASE("software: to_scenario_json is read back to the same values, for every preset") {

@@ -91,7 +91,7 @@ TEST_CASE("collectives: an unknown name is refused, listing every algorithm") {
   CHECK_THROWS_WITH_AS(registry.create("treee", json::object(), "/training/collective/name",
                                        "/training/collective/params", "collective"),
                        "/training/collective/name: unknown collective \"treee\"; valid names are: artopk_ring, "
-                       "artopk_tree, auto, binomial_broadcast, bruck_allgather, direct, double_binary_tree, halving_doubling, "
+                       "artopk_tree, auto, binomial_broadcast, bruck_allgather, direct, double_binary_tree, gloo_ring, halving_doubling, "
                        "hierarchical, master_worker, multitree, ps, recursive_doubling, ring, ring_allgather, ring_reduce_scatter, torus2d, tree",
                        ConfigError);
 }
@@ -99,7 +99,11 @@ TEST_CASE("collectives: an unknown name is refused, listing every algorithm") {
 // ---------------------------------------------------------------- (a)-(c) every algorithm, default parameters
 
 TEST_CASE("collectives: every registered algorithm matches and equals its closed form") {
-  for (const auto& name : CollectiveRegistry::instance().names()) check_all_sizes(name, json::object());
+  // gloo_ring's windowed steps are not lockstep rounds, which this oracle evaluates: its closed form
+  // is checked by hand and against the executor (tests/models/collectives/gloo_ring_test.cpp,
+  // tests/engine/collective_identity_test.cpp, tests/engine/software_cost_test.cpp).
+  for (const auto& name : CollectiveRegistry::instance().names())
+    if (name != "gloo_ring") check_all_sizes(name, json::object());
 }
 
 // ---------------------------------------------------------------- rank_steps: the schedule one step at a time

@@ -75,6 +75,11 @@ TEST_CASE("network cost on the uniform star equals every algorithm's closed form
   for (const auto& name : CollectiveRegistry::instance().names()) {
     if (name == "auto") continue;
     auto c = make(name);
+    if (name == "gloo_ring") {  // windowed steps: no estimate, the caller uses the closed form
+      const ContentionCost cost(star(4, bw, lat), ContentionLimits{}, ScheduleForm::STEPWISE);
+      CHECK_FALSE(cost.evaluate(*c, CollectiveGroup(4, 0), 1048576.0).has_value());
+      continue;
+    }
     for (int n : {1, 2, 3, 4, 7, 8, 16, 33}) {
       for (int servers : c->uses_servers() ? std::vector<int>{1, 4} : std::vector<int>{0}) {
        for (const auto form : {ScheduleForm::STEPWISE, ScheduleForm::PIPELINED}) {
