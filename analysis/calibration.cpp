@@ -54,9 +54,9 @@ Prepared prepare(const Measurement& m, const std::string& file_name, const Calib
   name = m.algorithm;
   if (m.algorithm == "library") {
     const auto it = options.library.find(m.op);
-    if (it == options.library.end())
-      throw ConfigError(where, fmt::format("no ddlsim collective models the library's {} (--library)", m.op));
-    name = it->second;
+    if (it != options.library.end()) name = it->second;
+    else if (m.op == "allreduce") name = m.backend == "gloo" ? "gloo_ring" : "ring";
+    else throw ConfigError(where, fmt::format("no ddlsim collective models the library's {} (--library)", m.op));
   }
   auto& collective = cache[name];
   if (!collective) {

@@ -50,9 +50,10 @@ struct CalibrationOptions {
   std::set<std::string> fit{"latency_factor", "bandwidth_factor", "overhead", "call_cost"};
   /// k-fold cross-validation of the fitted rows (row i of them in fold i mod k); 0: none.
   int folds = 5;
-  /// op -> the ddlsim collective that models the library's own (algorithm "library").
-  std::map<std::string, std::string> library{{"allreduce", "ring"},
-                                             {"allgather", "ring_allgather"},
+  /// op -> the ddlsim collective that models the library's own (algorithm "library"). Without an
+  /// "allreduce" entry, a gloo row's all-reduce is gloo_ring (gloo's own ring: its segments and
+  /// notices) and any other backend's is ring (library_collective()).
+  std::map<std::string, std::string> library{{"allgather", "ring_allgather"},
                                              {"broadcast", "binomial_broadcast"},
                                              {"reduce_scatter", "ring_reduce_scatter"}};
   /// For rows whose file gives no rate / latency (nccl-tests, torchrun runs).

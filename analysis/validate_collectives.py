@@ -35,6 +35,13 @@ LIBRARY = {"allreduce": "ring", "allgather": "ring_allgather", "broadcast": "bin
            "reduce_scatter": "ring_reduce_scatter"}
 
 
+def library_algorithm(row):
+    """The collective that models a library row, as ddlsim calibrate's default --library."""
+    if row["op"] == "allreduce" and row.get("backend") == "gloo":
+        return "gloo_ring"
+    return LIBRARY[row["op"]]
+
+
 def fail(message):
     print(f"{PROG}: error: {message}", file=sys.stderr)
     sys.exit(2)
@@ -82,7 +89,7 @@ def read_rows(path):
 
 
 def tcp_time(ddlsim, row):
-    algorithm = LIBRARY[row["op"]] if row["algorithm"] == "library" else row["algorithm"]
+    algorithm = library_algorithm(row) if row["algorithm"] == "library" else row["algorithm"]
     argv = [ddlsim, "collectives", "--model", "tcp", "--fidelity", "flow", "-n", row["ranks"],
             "-m", row["bytes"], "-b", f"{float(row['bandwidth_bps'])}bps",
             "-l", f"{float(row['latency_s']) / 2}s", "--algorithms", algorithm, "--csv", "--call-cost", "10us"]

@@ -51,8 +51,9 @@ CalibrateCommand::CalibrateCommand(CLI::App& app) {
                        "the link rate of rows that give none (nccl-tests, torchrun runs): 100Gbps, 12.5GBps");
   command_->add_option("--latency,-l", latency_, "the one-way host-to-host latency of rows that give none: 5us");
   command_->add_option("--library", library_,
-                       "which ddlsim collective models the library's own, per op (default: allreduce=ring, "
-                       "allgather=ring_allgather, broadcast=binomial_broadcast, reduce_scatter=ring_reduce_scatter)")
+                       "which ddlsim collective models the library's own, per op (default: allreduce=gloo_ring for gloo "
+                       "rows and ring for others, allgather=ring_allgather, broadcast=binomial_broadcast, "
+                       "reduce_scatter=ring_reduce_scatter)")
       ->delimiter(',');
   command_->add_flag("--rows", rows_, "also print every row's measured and predicted time");
   command_->add_option("--folds", folds_,
