@@ -68,18 +68,44 @@ sg4::CommPtr post_data(sg4::Mailbox* box, void* payload, std::uint64_t units, do
   return comm;
 }
 
-void PointToPoint::post_after_notice(Pending& p, sg4::Mailbox* box, models::Message* msg, std::uint64_t units,
-                                     double rate, int tag) {
-  // The data leaves when the receive's notice has arrived: at once when it has, else the caller
-  // waits for it (for the receive to be posted, then for its notice's one path latency). The
-  // caller waits rather than computes meanwhile: gloo's device thread would send on its own, which
-  // this does not model yet (docs/scenario.md).
+void PointToPoint::post_after_notice(models::CommHandle handle, sg4::Mailbox* box, models::Message* msg,
+                                     std::uint64_t units, double rate, int tag) {
+  // The data leaves when the receive's notice has arrived. When it has (and no earlier send to the
+  // same receive queue is still waiting), the caller sends at once; else gloo queues the send
+  // (pair.cc 927) and its device thread sends it when the notice comes (handleRemotePendingRecv,
+  // 615-640) while the caller carries on: here one progress actor per (peer, tag) on this worker's
+  // host, which takes the queued sends in order.
+  Pending& p = pending_.at(handle);
   auto& notices = notices_of(ctx_, rank_, p.peer, tag);
-  notices.posted->acquire();
-  const double at = notices.arrive_s.front();
-  notices.arrive_s.pop_front();
-  if (at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
-  p.comm = post_data(box, msg, units, rate, library(ctx_)->protocol_efficiency);
+  const double efficiency = library(ctx_)->protocol_efficiency;
+  auto& channel = progress_[{p.peer, tag}];
+  if (channel.queue.empty() && !notices.posted->would_block() && notices.arrive_s.front() <= sg4::Engine::get_clock()) {
+    notices.posted->acquire();
+    notices.arrive_s.pop_front();
+    p.comm = post_data(box, msg, units, rate, efficiency);
+    return;
+  }
+  p.posted = sg4::Semaphore::create(0);
+  channel.queue.push_back(Queued{handle, box, msg, units, rate});
+  if (!channel.jobs) {
+    channel.jobs = sg4::Semaphore::create(0);
+    sg4::Actor::create("p2p-progress", sg4::this_actor::get_host(),
+                       [this, jobs = channel.jobs, &channel, &notices, efficiency] {
+      while (true) {
+        jobs->acquire();  // (the semaphore is held here: the actor outlives nothing it waits on)
+        const Queued job = channel.queue.front();
+        notices.posted->acquire();
+        const double at = notices.arrive_s.front();
+        notices.arrive_s.pop_front();
+        if (at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
+        channel.queue.pop_front();
+        Pending& q = pending_.at(job.handle);  // std::map nodes do not move; the caller's wait() needs this first
+        q.comm = post_data(job.box, job.msg, job.units, job.rate, efficiency);
+        q.posted->release();
+      }
+    })->daemonize();
+  }
+  channel.jobs->release();
 }
 
 models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, int peer, double bytes, int tag,
@@ -100,7 +126,10 @@ models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, in
   const double efficiency = lib != nullptr ? lib->protocol_efficiency : 1.0;
   if (two_sided && notifies(lib)) {
     if (bytes > lib->eager_limit_bytes) {
-      post_after_notice(p, box, msg, units, rate, tag);
+      const auto handle = track(std::move(p));
+      post_after_notice(handle, box, msg, units, rate, tag);
+      count_sent(bytes);
+      return handle;
     } else {  // eager: posted at once; the receive's notice, when it comes, is this send's
       auto& notices = notices_of(ctx_, rank_, peer, tag);
       if (notices.posted->would_block()) {
@@ -114,10 +143,14 @@ models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, in
   } else {
     p.comm = post_data(box, msg, units, rate, efficiency);
   }
+  count_sent(bytes);
+  return track(std::move(p));
+}
+
+void PointToPoint::count_sent(double bytes) {
   auto& rec = ctx_.result.workers[static_cast<std::size_t>(rank_)];
   rec.bytes_sent += bytes;
   ++rec.messages_sent;
-  return track(std::move(p));
 }
 
 models::CommHandle PointToPoint::isend(int peer, double bytes, int tag, std::int64_t version, int iteration) {
@@ -157,6 +190,7 @@ models::Message PointToPoint::wait(models::CommHandle handle) {
   if (it == pending_.end())
     throw std::logic_error(fmt::format("worker {}: wait on communication handle {}, which is not in flight", rank_, handle));
   Pending& p = it->second;
+  if (!p.comm) p.posted->acquire();  // its progress actor has not posted it yet
   p.comm->wait();
   if (FlowBounds::active()) FlowBounds::forget(*p.comm);
   double finished = sg4::Engine::get_clock() < p.comm->get_finish_time() ? sg4::Engine::get_clock()

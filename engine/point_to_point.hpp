@@ -104,6 +104,8 @@ class PointToPoint {
     double posted_s = 0;
     const char* what = "";
     int peer = 0;
+    /// A send the library's progress thread posts once its notice arrives: released when `comm` is set.
+    simgrid::s4u::SemaphorePtr posted;
   };
   simgrid::s4u::Mailbox* box(int src, int dst, int tag);
   models::CommHandle track(Pending pending);
@@ -111,10 +113,25 @@ class PointToPoint {
   models::CommHandle send_to(simgrid::s4u::Mailbox* box, const char* what, int peer, double bytes, int tag,
                              std::int64_t version, int iteration, bool two_sided);
   void take_arrived_puts();
+  void count_sent(double bytes);
+  /// Sends waiting for their receive's notice, per (peer, tag), taken in order by one progress actor.
+  struct Queued {
+    models::CommHandle handle;
+    simgrid::s4u::Mailbox* box;
+    models::Message* msg;
+    std::uint64_t units;
+    double rate;
+  };
+  struct Progress {
+    simgrid::s4u::SemaphorePtr jobs;
+    std::deque<Queued> queue;
+  };
+  std::map<std::pair<int, int>, Progress> progress_;
   /// Posts the data of a two-sided send of `units` wire units once its receiver-ready notice has
-  /// arrived, the caller waiting for it when it has not.
-  void post_after_notice(Pending& p, simgrid::s4u::Mailbox* box, models::Message* msg, std::uint64_t units,
-                         double rate, int tag);
+  /// arrived: at once when it has, else from a progress actor on this worker's host while the
+  /// caller carries on (gloo's device thread).
+  void post_after_notice(models::CommHandle handle, simgrid::s4u::Mailbox* box, models::Message* msg,
+                         std::uint64_t units, double rate, int tag);
 
   Context& ctx_;
   int rank_;

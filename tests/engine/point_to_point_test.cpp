@@ -23,10 +23,11 @@ struct Plan {
   double send_at = 0, recv_at = 0;  // when worker 0 posts its send, worker 1 its receive
   double bytes = M;
   bool put = false;                 // a one-sided put instead of a send
+  double compute_after_send = 0;    // worker 0 computes this long between posting its send and waiting for it
 };
 Plan plan;
 struct Seen {
-  double send_done = -1, recv_done = -1;
+  double send_done = -1, recv_done = -1, computed = -1;
 };
 Seen seen;
 
@@ -38,6 +39,10 @@ class OneMessage final : public models::SyncModel {
     if (rt.rank() == 0) {
       if (plan.send_at > 0) rt.compute(plan.send_at, models::Phase::FORWARD, "before the send");
       const auto h = plan.put ? peers.put(1, plan.bytes, 5, 1) : peers.isend(1, plan.bytes, 3, 1);
+      if (plan.compute_after_send > 0) {
+        rt.compute(plan.compute_after_send, models::Phase::BACKWARD, "while the send waits");
+        seen.computed = rt.now();
+      }
       peers.wait(h);
       seen.send_done = rt.now();
     } else if (rt.rank() == 1 && plan.put) {  // takes the put in once it has surely arrived
@@ -101,6 +106,18 @@ TEST_CASE("point to point, gloo: a send waits for the receive's ready notice, on
   REQUIRE(gloo.protocol_efficiency < 1);
   // The receive is posted at 1 ms; its notice reaches the sender at 1 ms + ALPHA; then the data flows.
   const double data_done = 1e-3 + ALPHA + flow_s(gloo, M);
+  CHECK(seen.send_done == doctest::Approx(data_done).epsilon(1e-9));
+  CHECK(seen.recv_done == doctest::Approx(data_done + gloo.recv_overhead_s).epsilon(1e-9));
+}
+
+TEST_CASE("point to point, gloo: a send waiting for its notice does not hold its caller") {
+  // gloo queues the send and its device thread sends it when the notice comes (pair.cc 927, 615-640):
+  // worker 0 posts at 0 (o_send), computes 2 ms meanwhile; the receive is posted at 5 ms.
+  plan = Plan{0, 5e-3, M, false, 2e-3};
+  run("gloo");
+  const auto& gloo = preset("gloo");
+  CHECK(seen.computed == doctest::Approx(gloo.send_overhead_s + 2e-3).epsilon(1e-9));
+  const double data_done = 5e-3 + ALPHA + flow_s(gloo, M);
   CHECK(seen.send_done == doctest::Approx(data_done).epsilon(1e-9));
   CHECK(seen.recv_done == doctest::Approx(data_done + gloo.recv_overhead_s).epsilon(1e-9));
 }
