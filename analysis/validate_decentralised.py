@@ -16,8 +16,8 @@ script writes one ddlsim scenario and runs `ddlsim run` on it:
   delay (analysis/validate_ddp.py's convention);
 * training: `dpsgd` rows: `gossip` on a `ring`, `synchronous` (two sends per worker and iteration,
   also on 2 ranks, as the lab does); `local_sgd` rows: `local_sgd` with the row's
-  `period_iterations`, no warm-up, the `ring` all-reduce and one bucket (the lab all-reduces its
-  flat model at once); `event` rows: `event_triggered` replaying the row's `trace` (decisions:
+  `period_iterations`, no warm-up, the `gloo_ring` all-reduce (gloo's own ring, which the lab's
+  torch.distributed.all_reduce runs) and one bucket (the lab all-reduces its flat model at once); `event` rows: `event_triggered` replaying the row's `trace` (decisions:
   trace, puts: sequential);
 * network: analysis/validate_ddp.py's models (`ideal`, `tcp`, `software` = the `gloo` preset,
   `calibrated` = a calibration file's "network" object), flow fidelity.
@@ -101,7 +101,7 @@ def scenario_for(row, network, profile, name):
     else:
         training = {"sync": {"name": "local_sgd", "params": {"period_iterations": row["period_iterations"],
                                                             "warmup_bsp_iterations": 0}},
-                    "collective": {"name": "ring"},
+                    "collective": {"name": "gloo_ring"},
                     "bucketing": {"bucket_bytes": "1GB", "max_inflight": 1, "overlap": False}}
     return {
         "name": name,

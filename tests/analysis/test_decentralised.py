@@ -155,7 +155,7 @@ class ValidateTest(unittest.TestCase):
             platform3 = {"topology": "star", "workers": 3,
                          "link": {"bandwidth": f"{bandwidth:.17g}bps", "latency": delay / 2}}
             local = {"sync": {"name": "local_sgd", "params": {"period_iterations": 3, "warmup_bsp_iterations": 0}},
-                     "collective": {"name": "ring"},
+                     "collective": {"name": "gloo_ring"},
                      "bucketing": {"bucket_bytes": "1GB", "max_inflight": 1, "overlap": False}}
             for network, spec in (("ideal", {"fidelity": "flow", "collective_granularity": "stepwise", "model": "ideal"}),
                                   ("software", {"fidelity": "flow", "collective_granularity": "stepwise",
