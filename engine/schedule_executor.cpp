@@ -34,11 +34,13 @@ class NoticeAgent {
         state->comms.push_back(r.mailbox->get_async(&state->inbox.emplace_back(nullptr)));
         state->posted->release();
       }
-    });
+    })->daemonize();  // ended by close(), or with the simulation if a run is cut short
   }
   NoticeAgent(const NoticeAgent&) = delete;
   NoticeAgent& operator=(const NoticeAgent&) = delete;
-  ~NoticeAgent() { state_->requests->release(); }  // an empty queue tells the actor to end
+  ~NoticeAgent() = default;  // no simcall here: a destructor may run while its actor is being killed
+  /// Ends the actor once every posted receive has been taken (an empty queue tells it to end).
+  void close() { state_->requests->release(); }
 
   /// Posts a receive whose get the agent posts at `at` (not before the previous one's).
   void post(double at, sg4::Mailbox* mailbox) {
@@ -207,6 +209,7 @@ void ScheduleExecutor::wait_step(Windowed& w) {
 void ScheduleExecutor::drain(Windowed& w) {
   while (!w.posted.empty()) wait_step(w);
   w.inbox.clear();
+  if (w.notices) w.notices->close();
   w.notices.reset();
 }
 
