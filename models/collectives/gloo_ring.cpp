@@ -119,7 +119,7 @@ class GlooRingSteps final : public StepSource {
  public:
   GlooRingSteps(Layout layout, int rank) : layout_(layout), rank_(rank) {}
   bool next(RankStep& step) override {
-    if (layout_.n <= 1 || layout_.total <= 0 || next_ == layout_.steps()) return false;
+    if (layout_.n <= 1 || !(layout_.total > 0) || next_ == layout_.steps()) return false;
     step = step_of(layout_, rank_, next_++);
     return true;
   }
@@ -363,7 +363,7 @@ class GlooRing final : public Collective {
   [[nodiscard]] std::string operation() const override { return "allreduce"; }
 
   [[nodiscard]] double analytic_time_s(const CollectiveGroup& group, double bytes, const AlphaBeta& ab) const override {
-    if (group.workers <= 1 || bytes <= 0) return 0.0;
+    if (group.workers <= 1 || !(bytes > 0)) return 0.0;
     const Time t = evaluate(group.workers, bytes, ab);
     switch (ab.part) {
       case AlphaBeta::Part::LATENCY: return t.lat;
@@ -392,7 +392,7 @@ class GlooRing final : public Collective {
 
  private:
   [[nodiscard]] Layout layout(int n, double bytes) const {
-    const Layout l(std::max(1, n), std::max(0.0, bytes), max_segment_bytes_, element_bytes_);
+    const Layout l(std::max(1, n), bytes > 0 ? bytes : 0.0, max_segment_bytes_, element_bytes_);
     if (n > 1 && bytes > 0 && !(l.messages() <= MAX_MESSAGES))
       throw std::invalid_argument(fmt::format("gloo_ring runs every segment of every rank: {} ranks x {} segments is "
                                               "{:.3g} messages, over its limit of {:.0e}; use \"ring\" with the gloo "
