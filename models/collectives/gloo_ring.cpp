@@ -82,11 +82,13 @@ struct Layout {
   Layout(int ranks, double bytes, double max_segment_bytes, double element_bytes) : n(ranks), total(bytes) {
     const auto e = static_cast<std::int64_t>(element_bytes);
     const std::int64_t g = e * std::max<std::int64_t>(1, static_cast<std::int64_t>(max_segment_bytes) / e);
-    const auto wanted = static_cast<std::int64_t>(std::ceil(bytes / static_cast<double>(g)));
+    // Capped before the cast (a hostile size must not overflow it): a layout this large is refused
+    // by the message limit anyway (GlooRing::layout).
+    const auto wanted = static_cast<std::int64_t>(std::min(std::ceil(bytes / static_cast<double>(g)), 1e15));
     segments = round_up(std::max<std::int64_t>(wanted, 2 * std::int64_t{n}), n);
     per_rank = segments / n;
     segment_bytes = static_cast<double>(
-        round_up(static_cast<std::int64_t>(std::ceil(bytes / static_cast<double>(segments))), e));
+        round_up(static_cast<std::int64_t>(std::min(std::ceil(bytes / static_cast<double>(segments)), 1e15)), e));
   }
   [[nodiscard]] std::int64_t iterations() const { return segments - per_rank + 2; }  // per phase
   [[nodiscard]] std::int64_t steps() const { return 2 * iterations(); }

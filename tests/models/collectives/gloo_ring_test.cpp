@@ -155,6 +155,8 @@ TEST_CASE("gloo_ring: parameter errors and its limit name the JSON path") {
                        ConfigError);
   CHECK_THROWS_WITH_AS(make("gloo_ring", json{{"element_bytes", 0}}),
                        "/training/collective/params/element_bytes: expected an integer in [1, 1048576], got 0", ConfigError);
+  // A hostile size: refused by the same limit, no overflow on the way.
+  CHECK_THROWS_AS(time_of(2, 1e300, AlphaBeta(ALPHA, BETA)), std::invalid_argument);
   // 4,000 ranks: S = 8,000 segments, 2 N (S - P) = 63,984,000 messages.
   // (std::invalid_argument: the scenario reports it at /training/collective/params, `collectives` at
   // --algorithms, or leaves the algorithm out with a note when it compares them all.)
