@@ -48,7 +48,8 @@ json schedule_document(const ScheduleRequest& request) {
   doc["bytes"] = request.bytes;
   doc["granularity"] = request.pipelined ? "pipelined" : "stepwise";
   doc["params"] = request.params;
-  json ranks = json::array(), latency_steps = json::array();
+  json ranks = json::array(), latency_steps = json::array(), windows = json::array();
+  bool windowed = false;
   try {
     // A meta-algorithm runs its pick for this network (without one, the pick of its own default).
     const models::Collective& runs =
@@ -61,7 +62,7 @@ json schedule_document(const ScheduleRequest& request) {
     for (int rank = 0; rank < group.size(); ++rank) {
       const auto steps = request.pipelined ? runs.rank_phases(rank, group, request.bytes)
                                            : runs.rank_schedule(rank, group, request.bytes);
-      json rank_steps = json::array(), rank_latency = json::array();
+      json rank_steps = json::array(), rank_latency = json::array(), rank_window = json::array();
       for (const auto& step : steps) {
         json ops = json::array();
         for (const auto& op : step.ops)
@@ -70,9 +71,12 @@ json schedule_document(const ScheduleRequest& request) {
                              {"bytes", op.bytes}});
         rank_steps.push_back(std::move(ops));
         rank_latency.push_back(step.latency_steps);
+        rank_window.push_back(step.window);
+        windowed = windowed || step.window > 0;
       }
       ranks.push_back(std::move(rank_steps));
       latency_steps.push_back(std::move(rank_latency));
+      windows.push_back(std::move(rank_window));
     }
     if (network) doc["analytic_time_s"] = collective->analytic_time_s(group, request.bytes, *network);
   } catch (const std::invalid_argument& e) {  // an algorithm refusing this group (e.g. torus2d's rows)
@@ -80,6 +84,7 @@ json schedule_document(const ScheduleRequest& request) {
   }
   doc["ranks"] = std::move(ranks);
   doc["latency_steps"] = std::move(latency_steps);
+  if (windowed) doc["window"] = std::move(windows);  // only windowed algorithms (gloo_ring) have it
   return doc;
 }
 

@@ -274,7 +274,11 @@ def ddlsim_schedule(ddlsim, algorithm, workers, servers, nbytes, params):
     if result.returncode != 0:
         raise ToolError(f"ddlsim schedule failed for {algorithm}: {result.stderr.strip()}",
                         2 if result.returncode == 2 else 1)
-    return json.loads(result.stdout)
+    schedule = json.loads(result.stdout)
+    if "window" in schedule:  # steps kept in flight (gloo_ring): this tool runs steps one at a time
+        raise ToolError(f"--algorithms: {algorithm} keeps steps in flight, which this tool does not run; it models "
+                        f"gloo's own all-reduce: measure that as --algorithms library", 2)
+    return schedule
 
 
 def find_ddlsim(path):

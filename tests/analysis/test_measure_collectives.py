@@ -261,6 +261,13 @@ class DataPlans(unittest.TestCase):
         self.assertEqual(messages, sum(op["kind"] == "send" for step in doc["ranks"][0] for op in step))
         self.assertAlmostEqual(sent, counted, delta=2 * messages)
 
+    def test_windowed_schedule_is_refused(self):
+        # gloo_ring keeps two steps in flight; the tool runs steps one at a time, so it refuses it
+        with self.assertRaises(lab_runs.ToolError) as caught:
+            mc.ddlsim_schedule(DDLSIM, "gloo_ring", 2, None, 4, {})
+        self.assertEqual(caught.exception.status, 2)
+        self.assertIn("measure that as --algorithms library", str(caught.exception))
+
     def test_mismatch_is_refused(self):
         doc = schedule("ring", 3, 400)
         doc["ranks"][0] = doc["ranks"][0][:-1]

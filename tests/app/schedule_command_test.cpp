@@ -93,6 +93,21 @@ TEST_CASE("schedule: pipelined ring merges the 2(N-1) steps into one phase stand
   }
 }
 
+TEST_CASE("schedule: gloo_ring's steps say they keep two in flight, and lockstep algorithms have no window") {
+  // 4 bytes on 2 ranks: S = 4 segments, P = 2, I = S - P + 2 = 4 iterations per phase, 8 steps;
+  // only segment 0 is sent: 1 -> 0 in the reduce-scatter's first step, 0 -> 1 in the all-gather's.
+  const json doc = schedule("--algorithm gloo_ring --workers 2 --bytes 4");
+  REQUIRE(doc.contains("window"));
+  for (const auto& rank : doc.at("window")) {
+    REQUIRE(rank.size() == 8u);
+    for (const auto& w : rank) CHECK(w.get<int>() == 2);
+  }
+  CHECK(doc.at("ranks")[1][0] == json::array({json{{"kind", "send"}, {"peer", 0}, {"bytes", 4.0}}}));
+  CHECK(doc.at("ranks")[0][4] == json::array({json{{"kind", "send"}, {"peer", 1}, {"bytes", 4.0}}}));
+  check_pairing(doc);
+  CHECK_FALSE(schedule("--algorithm ring --workers 2 --bytes 4").contains("window"));
+}
+
 TEST_CASE("schedule: ps pushes M/S to every server and pulls it back, servers being ranks N..N+S-1") {
   const json doc = schedule("--algorithm ps --workers 3 --servers 2 --bytes 4096");
   CHECK(doc.at("servers") == 2);
