@@ -121,6 +121,7 @@ class PointToPoint {
     models::Message* msg;
     std::uint64_t units;
     double rate;
+    bool eager;  // within the eager limit: sent in its turn, without waiting for its notice
   };
   struct Progress {
     simgrid::s4u::SemaphorePtr jobs;
@@ -131,7 +132,7 @@ class PointToPoint {
   /// arrived: at once when it has, else from a progress actor on this worker's host while the
   /// caller carries on (gloo's device thread).
   void post_after_notice(models::CommHandle handle, simgrid::s4u::Mailbox* box, models::Message* msg,
-                         std::uint64_t units, double rate, int tag);
+                         std::uint64_t units, double rate, int tag, bool eager = false);
 
   Context& ctx_;
   int rank_;

@@ -10,6 +10,7 @@
 #include "engine/simulation.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 using namespace ddlsim;
 using nlohmann::json;
@@ -24,10 +25,12 @@ struct Plan {
   double bytes = M;
   bool put = false;                 // a one-sided put instead of a send
   double compute_after_send = 0;    // worker 0 computes this long between posting its send and waiting for it
+  double second_bytes = 0;          // > 0: worker 0 then sends a second message on the same tag
 };
 Plan plan;
 struct Seen {
   double send_done = -1, recv_done = -1, computed = -1;
+  double second_received_bytes = -1, second_recv_done = -1;
 };
 Seen seen;
 
@@ -39,6 +42,7 @@ class OneMessage final : public models::SyncModel {
     if (rt.rank() == 0) {
       if (plan.send_at > 0) rt.compute(plan.send_at, models::Phase::FORWARD, "before the send");
       const auto h = plan.put ? peers.put(1, plan.bytes, 5, 1) : peers.isend(1, plan.bytes, 3, 1);
+      if (plan.second_bytes > 0) peers.wait(peers.isend(1, plan.second_bytes, 3, 2));
       if (plan.compute_after_send > 0) {
         rt.compute(plan.compute_after_send, models::Phase::BACKWARD, "while the send waits");
         seen.computed = rt.now();
@@ -53,6 +57,10 @@ class OneMessage final : public models::SyncModel {
       const auto msg = peers.recv(0, 3);
       CHECK(msg.bytes == plan.bytes);
       seen.recv_done = rt.now();
+      if (plan.second_bytes > 0) {
+        seen.second_received_bytes = peers.recv(0, 3).bytes;
+        seen.second_recv_done = rt.now();
+      }
     }
     rt.iteration_end(0);
   }
@@ -120,6 +128,23 @@ TEST_CASE("point to point, gloo: a send waiting for its notice does not hold its
   const double data_done = 5e-3 + ALPHA + flow_s(gloo, M);
   CHECK(seen.send_done == doctest::Approx(data_done).epsilon(1e-9));
   CHECK(seen.recv_done == doctest::Approx(data_done + gloo.recv_overhead_s).epsilon(1e-9));
+}
+
+TEST_CASE("point to point, mpi: an eager message does not overtake a queued one to the same receive queue") {
+  // Worker 0 sends 10 MB (above the 64 KiB eager limit), then 4 KiB, same tag, and waits for the
+  // small one first; worker 1 receives twice from 5 ms on. The large one leaves when its notice
+  // arrives (5 ms + ALPHA); the small one is sent in its turn behind it, without a notice, and is
+  // received second: its data moves once the second receive is posted (SimGrid's rendezvous, as
+  // every eager message here).
+  plan = Plan{0, 5e-3, M, false, 0, SMALL};
+  run("mpi");
+  const auto& mpi = preset("mpi");
+  CHECK(seen.second_received_bytes == SMALL);
+  const double big = 5e-3 + ALPHA + flow_s(mpi, M);
+  CHECK(seen.recv_done == doctest::Approx(big + mpi.recv_overhead_s).epsilon(1e-9));
+  const double small = seen.recv_done + flow_s(mpi, SMALL);
+  CHECK(seen.second_recv_done == doctest::Approx(small + mpi.recv_overhead_s).epsilon(1e-9));
+  CHECK(seen.send_done == doctest::Approx(small).epsilon(1e-9));
 }
 
 TEST_CASE("point to point, gloo: a receive posted early has its notice there, so the send goes after o_send") {
