@@ -34,9 +34,14 @@ using namespace calibration_fit;
 
 std::string pick_base(const MeasurementFile& file, const CalibrationOptions& options) {
   if (!options.base_software.empty()) {
-    if (!models::software_preset(options.base_software))
+    const auto base = models::software_preset(options.base_software);
+    if (!base)
       throw ConfigError("--software", fmt::format("unknown software preset \"{}\"; valid presets are: {}",
                                                   options.base_software, models::software_preset_names()));
+    if (!base->protocols.empty())
+      throw ConfigError("--software", fmt::format("\"{}\" picks a protocol per call; calibrate one protocol at a time "
+                                                  "(nccl_ll, nccl_ll128 or nccl_simple)",
+                                                  options.base_software));
     return options.base_software;
   }
   std::set<std::string> backends;

@@ -215,6 +215,12 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
                          {"basis", c.basis}});
     j["collective_choices"] = choices;
   }
+  if (!result.protocol_choices.empty()) {  // software "nccl": what each bucket size runs with (at time 0)
+    nlohmann::json protocols = nlohmann::json::array();
+    for (const auto& p : result.protocol_choices)
+      protocols.push_back({{"bucket_bytes", p.bucket_bytes}, {"protocol", p.protocol}, {"call_cost_s", p.call_cost_s}});
+    j["software"]["protocol_by_bucket"] = protocols;
+  }
   if (sc.training.compressor.name != "none") j["compression"] = detail::compression_json(sc, result);
   if (sc.training.adaptive.enabled) j["adaptive_compression"] = detail::adaptive_json(sc, result, s);
   if (s.staleness.count > 0) j["staleness"] = to_json(s.staleness, "updates");

@@ -80,6 +80,7 @@ int CollectivesCommand::run(const Invocation& invocation) const {
     preset_call_s = software.call_cost_s;
     req.network.software = std::make_shared<const models::SoftwareCost>(std::move(software));
   }
+  req.network.collective_call_given = call_cost_opt_->count() > 0;
   req.network.collective_call_s = call_cost_opt_->count() > 0 || !preset_call_s ? units::cli_time_s(call_cost_, "--call-cost")
                                                                                  : *preset_call_s;
   if (req.network.collective_call_s > MAX_CALL_COST_S)

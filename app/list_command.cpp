@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -35,6 +36,13 @@ void list_registry(const std::string& title, const std::string& where) {
 
 /// A software preset's values, as network.software sets them (docs/scenario.md, "Software costs").
 std::string describe(const models::SoftwareCost& c) {
+  if (!c.protocols.empty()) {
+    std::vector<std::string> names;
+    for (const auto& p : c.protocols) names.push_back(p->preset);
+    return fmt::format("per collective call, the protocol of least call cost + closed form among {} (NCCL's tuner); "
+                       "point to point as {}",
+                       fmt::join(names, ", "), c.protocols.back()->preset);
+  }
   if (c.ideal() && !c.call_cost_s) return "alpha + bytes x beta exactly: no overheads, headers or handshakes";
   std::vector<std::string> parts;
   if (c.send_overhead_s > 0 || c.recv_overhead_s > 0)

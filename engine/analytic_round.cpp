@@ -50,8 +50,10 @@ double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerStat
     } else if (known) {
       end = memo.end_s;
     } else {
-      const CostTerms cost = cost_terms(algo, ctx.group, item.request.bytes, ctx.network->at(start));
-      end = ctx.network->finish(start, call_cost_s(ctx, algo, item.request.bytes) + cost.latency_s, cost.transfer_s);
+      const models::AlphaBeta& ab = ctx.network->at(start);
+      const auto call = call_protocol(ctx, algo, item.request.bytes, ab);
+      const CostTerms cost = cost_terms(algo, ctx.group, item.request.bytes, models::with_software(ab, call.software));
+      end = ctx.network->finish(start, call.call_cost_s + cost.latency_s, cost.transfer_s);
     }
     if (!known) memo = AnalyticRound::Resolved{start, item.request.bytes, end, chosen};
     last = std::max(last, end);

@@ -1,5 +1,6 @@
 #include "engine/collective_compare.hpp"
 
+#include "models/protocol_choice.hpp"
 #include "models/units.hpp"
 #include "scenario/actor_capacity.hpp"
 #include "engine/s4u_emitter.hpp"
@@ -23,9 +24,14 @@ namespace ddlsim::sim {
 
 namespace {
 
-/// Every call pays the fixed call cost, except a collective among one rank (no call at all).
-double call_cost_s(const CompareRequest& req, const models::Collective& algo, const models::CollectiveGroup& group) {
-  return group.workers > 1 || algo.uses_servers() ? req.network.collective_call_s : 0.0;
+/// The call's protocol and fixed cost (models/protocol_choice.hpp); a collective among one rank is
+/// no call at all.
+models::CallProtocol call_of(const CompareRequest& req, const models::Collective& algo, const models::CollectiveGroup& group,
+                             const models::AlphaBeta& ab) {
+  auto call = models::call_protocol(algo, group, req.bytes, ab, req.network.collective_call_s,
+                                    req.network.collective_call_given);
+  if (!(group.workers > 1 || algo.uses_servers())) call.call_cost_s = 0;
+  return call;
 }
 
 }  // namespace
@@ -176,7 +182,9 @@ std::set<std::string> price_closed_forms(const CompareRequest& req, Compared& c,
     row.resolved = models::resolved_name(algo, p.group, req.bytes, ab_of[i]);
     if (row.resolved.empty() && params_of(req, c.names[i]).empty()) default_real.insert(c.names[i]);
     try {
-      row.analytic_s = call_cost_s(req, algo, p.group) + algo.analytic_time_s(p.group, req.bytes, ab_of[i]);
+      const auto call = call_of(req, algo, p.group, ab_of[i]);
+      row.analytic_s =
+          call.call_cost_s + algo.analytic_time_s(p.group, req.bytes, models::with_software(ab_of[i], call.software));
     } catch (const std::invalid_argument& e) {
       if (req.algorithms.empty()) {  // all compared: one that cannot run this size is left out, with a note
         row.applicable = false;
@@ -208,13 +216,14 @@ void simulate_rows(const CompareRequest& req, const std::vector<std::string>& en
       for (std::size_t i = 0; i < c.algorithms.size(); ++i) {
         if (!c.rows[i].applicable) continue;
         const auto& algo = models::resolve(*c.algorithms[i], group, req.bytes, ab_of[i]);
+        const auto call = call_of(req, algo, group, ab_of[i]);
         TrafficCounters traffic;
         barrier->wait();
         const double t0 = sg4::Engine::get_clock();
-        if (r < group.workers && call_cost_s(req, algo, group) > 0) sg4::this_actor::sleep_for(call_cost_s(req, algo, group));
+        if (r < group.workers && call.call_cost_s > 0) sg4::this_actor::sleep_for(call.call_cost_s);
         if (r < group.workers || algo.uses_servers()) {
           const auto steps = rank_steps(algo, r, group, req.bytes, stepwise);
-          executor.run(r, *steps, traffic);
+          executor.run(r, *steps, traffic, nullptr, call.software.get());
         }
         c.rows[i].flows += traffic.flows;
         barrier->wait();

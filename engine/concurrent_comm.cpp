@@ -37,8 +37,10 @@ std::vector<AnalyticSpan> concurrent_spans(RunState& ctx, const std::vector<Queu
     const auto& item = pending[j];
     const auto& algo =
         models::resolve(coll, ctx.resolution_group(item.iteration, start), item.request.bytes, ctx.resolution_ab(item.iteration, start));
-    const CostTerms cost = cost_terms(algo, ctx.group, item.request.bytes, ctx.network->at(start));
-    return models::ConcurrentCost{call_cost_s(ctx, algo, item.request.bytes) + cost.latency_s, cost.transfer_s};
+    const models::AlphaBeta& ab = ctx.network->at(start);
+    const auto call = call_protocol(ctx, algo, item.request.bytes, ab);
+    const CostTerms cost = cost_terms(algo, ctx.group, item.request.bytes, models::with_software(ab, call.software));
+    return models::ConcurrentCost{call.call_cost_s + cost.latency_s, cost.transfer_s};
   });
   // This worker dispatches in order, once fewer than K of its collectives run: own_j =
   // max(its submit, own_{j-1}, admit_j); its stream is busy over the union of [own_j, end_j].

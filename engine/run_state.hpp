@@ -11,6 +11,7 @@
 #include "engine/run_control.hpp"
 #include "engine/simulation.hpp"
 #include "engine/worker_classes.hpp"
+#include "models/protocol_choice.hpp"
 #include "models/dependent_rounds.hpp"
 #include "models/rank_traffic.hpp"
 #include "models/sync_model.hpp"
@@ -161,10 +162,15 @@ void prepare_context(RunState& ctx, const Scenario& scenario, const RunOptions& 
 /// The fixed cost of one collective call (launch and handshake); a collective
 /// among a single rank is no call at all.
 /// A compressor's dependent rounds are one call each (models/dependent_rounds.hpp).
-inline double call_cost_s(const RunState& ctx, const models::Collective& algo, double bytes) {
-  return ctx.group.workers > 1 || algo.uses_servers()
-             ? ctx.scenario->network.collective_call_s * models::collective_calls(algo, bytes)
-             : 0.0;
+/// The protocol the call runs with and its fixed cost (models/protocol_choice.hpp: the `nccl`
+/// preset picks per call on the network `ab`; every other preset is itself).
+inline models::CallProtocol call_protocol(const RunState& ctx, const models::Collective& algo, double bytes,
+                                          const models::AlphaBeta& ab) {
+  const auto& net = ctx.scenario->network;
+  auto cp = models::call_protocol(algo, ctx.group, bytes, ab, net.collective_call_s, net.collective_call_given);
+  cp.call_cost_s = ctx.group.workers > 1 || algo.uses_servers() ? cp.call_cost_s * models::collective_calls(algo, bytes)
+                                                                : 0.0;
+  return cp;
 }
 
 inline void add_traffic(const TrafficCounters& c, double& bytes, std::int64_t& messages) {

@@ -133,9 +133,9 @@ struct ScheduleExecutor::Windowed {
 };
 
 void ScheduleExecutor::run(int rank, models::StepSource& source, TrafficCounters& counters,
-                           const std::vector<int>* members) {
-  const models::SoftwareCost* software =
-      network_.software && !network_.software->ideal() ? network_.software.get() : nullptr;
+                           const std::vector<int>* members, const models::SoftwareCost* call_software) {
+  const models::SoftwareCost* given = call_software != nullptr ? call_software : network_.software.get();
+  const models::SoftwareCost* software = given != nullptr && !given->ideal() ? given : nullptr;
   const double efficiency = software != nullptr ? software->protocol_efficiency : 1.0;
   std::vector<sg4::CommPtr> comms;
   std::vector<void*> inbox;

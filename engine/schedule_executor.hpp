@@ -56,7 +56,9 @@ class ScheduleExecutor {
   /// Runs the steps of `steps` for `rank` in the calling actor, taking them one at a time (only the
   /// current one is held); counts what the rank sends. With `members` (a subgroup), the steps'
   /// peers are indices into it, mapped to the members' ranks.
-  void run(int rank, models::StepSource& steps, TrafficCounters& counters, const std::vector<int>* members = nullptr);
+  /// `software`: the call's protocol (models/protocol_choice.hpp), else the network's.
+  void run(int rank, models::StepSource& steps, TrafficCounters& counters, const std::vector<int>* members = nullptr,
+           const models::SoftwareCost* software = nullptr);
 
   /// Path latency between two ranks' hosts (cached), as the links give it (no model factor).
   double latency(int src, int dst);

@@ -105,9 +105,11 @@ void collective_server(Context& ctx, int server) {
     const double bytes = ctx.collective_jobs[s].front();
     ctx.collective_jobs[s].pop_front();
     const auto& algo = models::resolve(coll, ctx.group, bytes, ctx.ab);
+    // The protocol the workers picked for this call (the same choice, on the same network).
+    const auto call = call_protocol(ctx, algo, bytes, ctx.network->at(sg4::Engine::get_clock()));
     TrafficCounters traffic;
     const auto steps = rank_steps(algo, rank, ctx.group, bytes, ctx.stepwise());
-    ctx.executor->run(rank, *steps, traffic);
+    ctx.executor->run(rank, *steps, traffic, nullptr, call.software.get());
     add_traffic(traffic, ctx.result.bytes_sent_by_servers, ctx.result.messages_sent_by_servers);
   }
 }

@@ -87,6 +87,7 @@ void prepare_context(RunState& ctx, const Scenario& scenario, const RunOptions& 
         models::AdaptiveController(adaptive.settings, *adaptive.gain, scenario.workload.worker.profile.iteration_compute_s()));
   for (const auto& b : ctx.plan.buckets) ctx.result.bucket_bytes.push_back(b.bytes);
   ctx.result.collective_choices = plan.collective_choices;
+  ctx.result.protocol_choices = plan.protocol_choices;
   ctx.static_cr = plan.static_cr;
   ctx.graph = scenario.training.graph;
   ctx.workers.resize(static_cast<std::size_t>(scenario.platform.workers));

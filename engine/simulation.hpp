@@ -55,6 +55,7 @@ struct SimulationResult {
   int buckets = 0;
   std::vector<std::string> notes;  // how the run was carried out, where it is worth saying (printed on stderr)
   std::vector<CollectiveChoiceRecord> collective_choices;  // "auto": its pick per distinct bucket size
+  std::vector<ProtocolChoiceRecord> protocol_choices;      // software "nccl": its protocol per distinct bucket size
   std::vector<double> bucket_bytes;                          // dense gradient bytes per bucket
   std::vector<models::BucketCompression> compression;        // per bucket, under a compressor
   /// Per iteration: the fraction of gradient elements sent (k/n; 1 dense), the gradient

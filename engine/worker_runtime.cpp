@@ -148,15 +148,17 @@ void comm_stream(Context& ctx, int rank, int slot) {
         // "auto" picks its algorithm for this platform's alpha and beta (at this iteration).
         const auto& algo = ctx.gradient_collective(item.iteration, t0, req.bytes);
         if (rank == 0) ctx.note_collective(item.iteration, ctx.gradient_collective_name(item.iteration, t0, req.bytes));
-        // Every call pays its launch and handshake cost before its first message.
-        if (const double call = call_cost_s(ctx, algo, req.bytes); call > 0) sg4::this_actor::sleep_for(call);
+        // Every call pays its launch and handshake cost before its first message; its messages pay
+        // its protocol's costs (the `nccl` preset picks one per call, as the closed form does).
+        const auto call = call_protocol(ctx, algo, req.bytes, ctx.network->at(t0));
+        if (call.call_cost_s > 0) sg4::this_actor::sleep_for(call.call_cost_s);
         TrafficCounters traffic;
         // A root other than 0 rotates the ranks: the schedule's rank i runs on worker (i + root) mod N.
         const std::vector<int> rotated = rotation(ctx.group.workers, req.root);
         const int me = rotated.empty() ? rank : (rank - req.root + ctx.group.workers) % ctx.group.workers;
         const ChannelRanks ch = channel_ranks(ctx, rank, req.bucket, rotated);  // own mailboxes per bucket
         const auto steps = rank_steps(algo, me, ctx.group, req.bytes, ctx.stepwise());
-        ctx.executor->run(ch.rank, *steps, traffic, ch.members.empty() ? nullptr : &ch.members);
+        ctx.executor->run(ch.rank, *steps, traffic, ch.members.empty() ? nullptr : &ch.members, call.software.get());
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       } else {
         // A subgroup of k workers: the collective among k ranks (the closed forms pick for "auto";
@@ -164,11 +166,12 @@ void comm_stream(Context& ctx, int rank, int slot) {
         const models::CollectiveGroup sub(static_cast<int>(req.group.size()));
         const auto me = static_cast<int>(std::lower_bound(req.group.begin(), req.group.end(), rank) - req.group.begin());
         const auto& algo = models::resolve(coll, sub, req.bytes, ctx.ab);
-        if (sub.workers > 1 && ctx.scenario->network.collective_call_s > 0)
-          sg4::this_actor::sleep_for(ctx.scenario->network.collective_call_s);
+        const auto& net = ctx.scenario->network;
+        const auto call = models::call_protocol(algo, sub, req.bytes, ctx.ab, net.collective_call_s, net.collective_call_given);
+        if (sub.workers > 1 && call.call_cost_s > 0) sg4::this_actor::sleep_for(call.call_cost_s);
         TrafficCounters traffic;
         const auto steps = rank_steps(algo, me, sub, req.bytes, ctx.stepwise());
-        ctx.executor->run(rank, *steps, traffic, &req.group);
+        ctx.executor->run(rank, *steps, traffic, &req.group, call.software.get());
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       }
     } else {  // PUSH_PULL: a shard to every server, then every shard back (PULL: only back)

@@ -85,10 +85,17 @@ std::optional<SoftwareCost> software_preset(const std::string& name) {
   if (name == "nccl_simple") return nccl("nccl_simple", 1.0, 4194304.0 / 8, 6.6e-6, 8.4e-6);
   if (name == "nccl_ll") return nccl("nccl_ll", 0.5, 524288.0 / 8, 0.9e-6, 6.6e-6);
   if (name == "nccl_ll128") return nccl("nccl_ll128", 120.0 / 128.0, 4915200.0 / 8, 2.5e-6, 14.0e-6);
+  if (name == "nccl") {  // NCCL's tuner: per call, the protocol of least predicted time (protocol_choice.hpp)
+    SoftwareCost c = *software_preset("nccl_simple");
+    c.preset = name;
+    for (const char* p : {"nccl_ll", "nccl_ll128", "nccl_simple"})
+      c.protocols.push_back(std::make_shared<const SoftwareCost>(*software_preset(p)));
+    return c;
+  }
   return std::nullopt;
 }
 
-const char* software_preset_names() { return "ideal, gloo, mpi, nccl_simple, nccl_ll, nccl_ll128"; }
+const char* software_preset_names() { return "ideal, gloo, mpi, nccl_simple, nccl_ll, nccl_ll128, nccl"; }
 
 namespace {
 
@@ -108,6 +115,12 @@ void check_range(double v, double lo, double hi, const std::string& path, const 
 
 nlohmann::json to_json(const SoftwareCost& c) {
   const char* names[] = {"none", "message", "segment", "credit"};
+  if (!c.protocols.empty()) {  // a per-call choice: its candidates, each in full
+    nlohmann::json protocols = nlohmann::json::array();
+    for (const auto& p : c.protocols) protocols.push_back(to_json(*p));
+    return {{"preset", c.preset}, {"protocol", "per collective call, the least call cost + closed form"},
+            {"protocols", protocols}};
+  }
   return {{"preset", c.preset},
           {"send_overhead_s", c.send_overhead_s},
           {"recv_overhead_s", c.recv_overhead_s},
@@ -119,6 +132,7 @@ nlohmann::json to_json(const SoftwareCost& c) {
 }
 
 nlohmann::json to_scenario_json(const SoftwareCost& c) {
+  if (!c.protocols.empty()) return c.preset;  // read back by name
   nlohmann::json j = to_json(c);
   for (const char* key : {"send_overhead", "recv_overhead"}) {
     j[key] = j[std::string(key) + "_s"];
@@ -133,6 +147,16 @@ SoftwareCost read_software(const nlohmann::json& value, const std::string& path)
   if (value.is_string()) return named(value.get<std::string>(), path);
   ObjectReader r(value, path);
   SoftwareCost c = named(r.string("preset", "ideal"), r.path_of("preset"));
+  if (!c.protocols.empty()) {
+    for (const auto& [key, v] : value.items())
+      if (key != "preset")
+        throw ConfigError(r.path_of(key), fmt::format("\"{}\" picks one of its protocols per call and takes no field "
+                                                      "of its own; set a protocol's with \"nccl_ll\", \"nccl_ll128\" "
+                                                      "or \"nccl_simple\"",
+                                                      c.preset));
+    r.finish();
+    return c;
+  }
   c.send_overhead_s = r.time_s("send_overhead", c.send_overhead_s);
   check_range(c.send_overhead_s, 0, 1, r.path_of("send_overhead"), "a per-message overhead (s)");
   c.recv_overhead_s = r.time_s("recv_overhead", c.recv_overhead_s);

@@ -46,6 +46,8 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
+#include <vector>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -66,6 +68,11 @@ struct SoftwareCost {
   int segments_in_flight = 2;       // k >= 2 (rendezvous = segment)
   /// The preset's fixed cost of a collective call; network.collective_call_cost overrides it.
   std::optional<double> call_cost_s;
+  /// A preset that picks its protocol per collective call (`nccl`): the candidates, each a whole
+  /// preset with its own call cost (models/protocol_choice.hpp picks); empty for every other preset.
+  /// Everything that is not a collective call (point to point, pushes and pulls) uses this object's
+  /// own values.
+  std::vector<std::shared_ptr<const SoftwareCost>> protocols;
 
   /// True when every term is alpha-beta's own (no overhead, eta = 1, no handshake).
   [[nodiscard]] bool ideal() const {
@@ -87,7 +94,8 @@ struct SoftwareCost {
   }
 };
 
-/// The named presets: ideal, gloo, nccl_simple, nccl_ll, nccl_ll128, mpi (docs/scenario.md cites each).
+/// The named presets: ideal, gloo, mpi, nccl_simple, nccl_ll, nccl_ll128, and nccl, which picks one
+/// of the three NCCL protocols per collective call (docs/scenario.md cites each).
 [[nodiscard]] std::optional<SoftwareCost> software_preset(const std::string& name);
 [[nodiscard]] const char* software_preset_names();  // "ideal, gloo, ..." for messages
 

@@ -38,6 +38,14 @@ struct CollectiveChoiceRecord {
   std::string basis;
 };
 
+/// The protocol a per-call software preset (`nccl`) runs a bucket's all-reduce with, on the
+/// network at time 0 (models/protocol_choice.hpp).
+struct ProtocolChoiceRecord {
+  double bucket_bytes = 0;
+  std::string protocol;
+  double call_cost_s = 0;
+};
+
 /// One record per distinct bucket size (ascending) for a collective that chooses per call;
 /// empty for an ordinary algorithm.
 std::vector<CollectiveChoiceRecord> collective_choices(const models::Collective& collective,

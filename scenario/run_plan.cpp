@@ -1,6 +1,7 @@
 // ddlsim: which engine runs a scenario, and which workers it simulates (scenario/run_plan.hpp).
 #include "scenario/run_plan.hpp"
 
+#include "models/protocol_choice.hpp"
 #include "models/collective.hpp"
 #include "models/dependent_rounds.hpp"
 #include "models/sync_model.hpp"
@@ -8,6 +9,7 @@
 
 #include "models/units.hpp"
 
+#include <set>
 #include <algorithm>
 #include <boost/graph/graph_traits.hpp>
 #include <cmath>
@@ -23,10 +25,11 @@ namespace {
 std::function<double(double)> allreduce_cost(const Scenario& scenario, const RunPlan& plan) {
   return [&scenario, &plan](double bytes) {
     const auto& algo = models::resolve(*scenario.training.collective_algorithm, plan.group, bytes, plan.ab);
-    const double call_s = plan.group.workers > 1 || algo.uses_servers()
-                              ? scenario.network.collective_call_s * models::collective_calls(algo, bytes)
-                              : 0.0;
-    return call_s + algo.analytic_time_s(plan.group, bytes, plan.ab);
+    const auto call = models::call_protocol(algo, plan.group, bytes, plan.ab, scenario.network.collective_call_s,
+                                            scenario.network.collective_call_given);
+    const double call_s =
+        plan.group.workers > 1 || algo.uses_servers() ? call.call_cost_s * models::collective_calls(algo, bytes) : 0.0;
+    return call_s + algo.analytic_time_s(plan.group, bytes, models::with_software(plan.ab, call.software));
   };
 }
 
@@ -163,6 +166,16 @@ RunPlan plan_run(const Scenario& scenario) {
     auto sent = training.buckets;
     for (std::size_t b = 0; b < training.compression.size(); ++b) sent[b].bytes = training.compression[b].comm_bytes;
     plan.collective_choices = collective_choices(*scenario.training.collective_algorithm, plan.group, plan.ab, sent);
+    if (scenario.network.software && !scenario.network.software->protocols.empty()) {
+      std::set<double> sizes;
+      for (const auto& b : sent) sizes.insert(b.bytes);
+      for (double bytes : sizes) {
+        const auto& algo = models::resolve(*scenario.training.collective_algorithm, plan.group, bytes, plan.ab);
+        const auto call = models::call_protocol(algo, plan.group, bytes, plan.ab, scenario.network.collective_call_s,
+                                                scenario.network.collective_call_given);
+        plan.protocol_choices.push_back({bytes, call.software->preset, call.call_cost_s});
+      }
+    }
   }
   resolve_collective(scenario, plan);
   note_calibration_range(scenario, plan);

@@ -65,6 +65,7 @@ struct RunPlan {
   std::vector<double> variant_cr;
   /// What "auto" runs per bucket size as sent (empty for a plain algorithm and under adaptive compression).
   std::vector<CollectiveChoiceRecord> collective_choices;
+  std::vector<ProtocolChoiceRecord> protocol_choices;  // software "nccl": its protocol per distinct bucket size
   /// What a reader of the results must know about how the plan was made (summary notes).
   std::vector<std::string> notes;
 

@@ -117,6 +117,7 @@ void read_network(ObjectReader& root, Scenario& s, const std::string& base_dir) 
       preset_call_s = software.call_cost_s;
       s.network.software = std::make_shared<const models::SoftwareCost>(std::move(software));
     }
+    s.network.collective_call_given = n.has("collective_call_cost");
     s.network.collective_call_s = n.time_s("collective_call_cost", preset_call_s.value_or(10e-6));
     if (s.network.collective_call_s > MAX_CALL_COST_S)
       throw ConfigError(n.path_of("collective_call_cost"), call_cost_range_message(s.network.collective_call_s));

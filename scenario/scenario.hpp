@@ -100,6 +100,9 @@ struct NetworkSpec {
   double latency_factor = 1.0;    // calibrated model only
   double bandwidth_factor = 1.0;  // calibrated model only
   double collective_call_s = 10e-6;  // fixed launch/handshake cost of every collective call
+  /// True when network.collective_call_cost was given: it then overrides a per-call protocol's own
+  /// call cost too (software "nccl", models/protocol_choice.hpp).
+  bool collective_call_given = false;
   std::string calibration_file;      // network.calibration, resolved; empty without one
   std::optional<CalibrationRange> calibration_range;  // its fit.range (snippets before it have none)
   /// The communication library's software costs (network.software); null: ideal.

@@ -222,7 +222,10 @@ TEST_CASE("calibrate refuses bad input with one line naming the file, line and c
          "bandwidth_bps, latency_s, source, every");
   refuse(header + "\n" + good, "--software fast",
          "--software: unknown software preset \"fast\"; valid presets are: ideal, gloo, mpi, nccl_simple, nccl_ll, "
-         "nccl_ll128");
+         "nccl_ll128, nccl");
+  refuse(header + "\n" + good, "--software nccl",
+         "--software: \"nccl\" picks a protocol per call; calibrate one protocol at a time (nccl_ll, nccl_ll128 or "
+         "nccl_simple)");
   refuse("hello\n", "",
          "{}: neither the measurement CSV (header \"" + header +
              "\") nor nccl-tests output (a line \"# nThread ...\"); the first line is \"hello\"");

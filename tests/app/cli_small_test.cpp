@@ -57,7 +57,7 @@ TEST_CASE("list names every registry and choice a scenario can give, with its JS
                            "collective granularities: (network.collective_granularity)",
                            "straggler noise: (training.stragglers.distribution)"})
     CHECK_MESSAGE(r.out.find(line) != std::string::npos, line);
-  for (const char* preset : {"ideal", "gloo", "mpi", "nccl_simple", "nccl_ll", "nccl_ll128"})
+  for (const char* preset : {"ideal", "gloo", "mpi", "nccl_simple", "nccl_ll", "nccl_ll128", "nccl"})
     CHECK(r.out.find(fmt::format("\n  {:<22} ", preset)) != std::string::npos);
   CHECK(r.out.find("\n  gloo                   overhead 15 us send, 15 us receive per step; protocol efficiency 0.9415; "
                    "handshake per 1.049 MB segment, 2 in flight; call cost 50 us\n") != std::string::npos);

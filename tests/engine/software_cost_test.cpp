@@ -3,6 +3,7 @@
 // window's rate cap, the step's overheads and handshake slept after its transfers) equals the
 // closed form (a sum of AlphaBeta::step_s), for every preset, both granularities and with the
 // calibrated model's factors; and the numbers follow from the model's formulas by hand.
+#include "models/collective.hpp"
 #include "models/software_cost.hpp"
 #include "tests/support/cli.hpp"
 
@@ -49,7 +50,7 @@ void check_identity(int n, const char* bytes, const char* latency, const std::st
 }  // namespace
 
 TEST_CASE("software identity: every preset, simulated == closed form on the star") {
-  for (const char* software : {"gloo", "mpi", "nccl_simple", "nccl_ll", "nccl_ll128"})
+  for (const char* software : {"gloo", "mpi", "nccl_simple", "nccl_ll", "nccl_ll128", "nccl"})
     for (int n : {3, 4, 8}) {
       check_identity(n, "1KiB", "1us", software);
       check_identity(n, "4MiB", "50us", software);
@@ -147,7 +148,7 @@ TEST_CASE("software: bad values are one line naming the option or JSON path") {
   auto r = ddlsim("collectives -n 2 --software glooo");
   CHECK(r.exit_code == 2);
   CHECK(r.err == "ddlsim: error: --software: unknown software preset \"glooo\"; valid presets are: ideal, gloo, mpi, "
-                 "nccl_simple, nccl_ll, nccl_ll128\n");
+                 "nccl_simple, nccl_ll, nccl_ll128, nccl\n");
   r = ddlsim(R"(collectives -n 2 --software '{"preset":"mpi","rendezvous":"segment"}')");
   CHECK(r.exit_code == 2);
   CHECK(r.err == "ddlsim: error: --software/segment_bytes: with \"rendezvous\": \"segment\", the segment size (bytes) must be in "
@@ -251,6 +252,42 @@ TEST_CASE("software in a run: gloo_ring beyond its message limit is refused at l
                  "8000 segments is 6.4e+07 messages, over its limit of 5e+07; use \"ring\" with the gloo software preset\n");
 }
 
+TEST_CASE("software in a run: nccl runs each bucket with its protocol of least cost, at both fidelities") {
+  // 8 workers, 100 Gbit/s, 2 us paths, one gradient of M bytes, no overlap: iteration = 4 ms of
+  // compute + the chosen protocol's call cost + the ring's closed form under that protocol
+  // (models/protocol_choice.hpp): LL for 4 bytes, Simple for 1 GB.
+  using nlohmann::json;
+  namespace m = ddlsim::models;
+  ddlsim::test::TempDir tmp;
+  const auto ring = m::CollectiveRegistry::instance().create("ring", json::object(), "/c", "/c", "collective");
+  for (const auto& [bytes, text, protocol] : {std::tuple{4.0, "4B", "nccl_ll"}, std::tuple{1e9, "1GB", "nccl_simple"}}) {
+    m::AlphaBeta ab(2e-6, 8.0 / 100e9);
+    ab.software = std::make_shared<const m::SoftwareCost>(*m::software_preset(protocol));
+    const double expected = 4e-3 + *ab.software->call_cost_s + ring->analytic_time_s(m::CollectiveGroup{8, 0}, bytes, ab);
+    for (const char* fidelity : {"analytic", "flow"}) {
+      CAPTURE(fidelity);
+      CAPTURE(text);
+      const json scenario = {
+          {"name", "nccl"},
+          {"platform", {{"topology", "star"}, {"workers", 8}, {"link", {{"bandwidth", "100Gbps"}, {"latency", "1us"}}}}},
+          {"network", {{"fidelity", fidelity}, {"software", "nccl"}}},
+          {"workload", {{"synthetic", {{"layers", 1}, {"forward_s", "1ms"}, {"backward_s", "2ms"}, {"grad_bytes", text},
+                                       {"optimizer_s", "1ms"}}},
+                        {"iterations", 2}}},
+          {"training", {{"bucketing", {{"overlap", false}, {"bucket_bytes", "2GB"}}}}},
+          {"output", {{"timeline", false}}}};
+      const std::string name = fmt::format("{}_{}", fidelity, text);
+      const auto r = ddlsim::test::ddlsim(
+          fmt::format("run {} --out {} --quiet", tmp.write(name + ".json", scenario.dump()), tmp.file(name)));
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      const auto summary = json::parse(ddlsim::test::slurp(tmp.path() / name / "summary.json"));
+      CHECK(summary["iteration_time_s"].get<double>() == doctest::Approx(expected).epsilon(1e-6));
+      REQUIRE(summary["software"]["protocol_by_bucket"].size() == 1u);
+      CHECK(summary["software"]["protocol_by_bucket"][0]["protocol"] == protocol);
+    }
+  }
+}
+
 TEST_CASE("software: to_scenario_json is read back to the same values, for every preset") {
   for (const char* name : {"ideal", "gloo", "mpi", "nccl_simple", "nccl_ll", "nccl_ll128"}) {
     CAPTURE(name);
@@ -260,4 +297,10 @@ TEST_CASE("software: to_scenario_json is read back to the same values, for every
     const auto back = ddlsim::models::read_software(ddlsim::models::to_scenario_json(preset), "/network/software");
     CHECK(ddlsim::models::to_json(back) == ddlsim::models::to_json(preset));
   }
+  // nccl, which picks per call, is written and read back by name, its protocols whole
+  const auto nccl = *ddlsim::models::software_preset("nccl");
+  CHECK(ddlsim::models::to_scenario_json(nccl) == "nccl");
+  const auto back = ddlsim::models::read_software(ddlsim::models::to_scenario_json(nccl), "/network/software");
+  CHECK(ddlsim::models::to_json(back) == ddlsim::models::to_json(nccl));
+  CHECK(ddlsim::models::to_json(nccl)["protocols"].size() == 3u);
 }

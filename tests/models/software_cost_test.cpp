@@ -126,7 +126,7 @@ TEST_CASE("software presets: the values their sources give") {
   CHECK(software_preset("ideal")->ideal());
   CHECK_FALSE(software_preset("ideal")->call_cost_s.has_value());
   CHECK_FALSE(software_preset("tcp").has_value());
-  CHECK(std::string(software_preset_names()) == "ideal, gloo, mpi, nccl_simple, nccl_ll, nccl_ll128");
+  CHECK(std::string(software_preset_names()) == "ideal, gloo, mpi, nccl_simple, nccl_ll, nccl_ll128, nccl");
 }
 
 TEST_CASE("network.software: a preset name or an object overriding it, refused at the key's path") {
@@ -143,7 +143,7 @@ TEST_CASE("network.software: a preset name or an object overriding it, refused a
 
   CHECK(refusal(json("tcp")) ==
         "/network/software: unknown software preset \"tcp\"; valid presets are: ideal, gloo, mpi, nccl_simple, nccl_ll, "
-        "nccl_ll128");
+        "nccl_ll128, nccl");
   CHECK(refusal(json{{"preset", "tcp"}}).rfind("/network/software/preset: unknown software preset \"tcp\"", 0) == 0);
   CHECK(refusal(json{{"send_overhead", "2s"}}) ==
         "/network/software/send_overhead: a per-message overhead (s) must be in [0, 1], got 2");
