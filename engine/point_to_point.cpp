@@ -88,11 +88,14 @@ void PointToPoint::post_after_notice(models::CommHandle handle, sg4::Mailbox* bo
   p.posted = sg4::Semaphore::create(0);
   channel.queue.push_back(Queued{handle, box, msg, units, rate, eager});
   if (!channel.jobs) {
+    // A daemon: the comms it posts live as long as it does (SimGrid fails an exited actor's
+    // comms), so it stays until finish() stops it (stop_progress), every send having completed.
     channel.jobs = sg4::Semaphore::create(0);
     sg4::Actor::create("p2p-progress", sg4::this_actor::get_host(),
                        [this, jobs = channel.jobs, &channel, &notices, efficiency] {
       while (true) {
-        jobs->acquire();  // (the semaphore is held here: the actor outlives nothing it waits on)
+        jobs->acquire();
+        if (channel.queue.empty()) return;  // stopped
         const Queued job = channel.queue.front();
         if (job.eager && notices.posted->would_block()) {  // an eager send goes without its notice
           ++notices.owed;
@@ -110,6 +113,16 @@ void PointToPoint::post_after_notice(models::CommHandle handle, sg4::Mailbox* bo
     })->daemonize();
   }
   channel.jobs->release();
+}
+
+void PointToPoint::stop_progress() {
+  // Every queued send has been posted and waited for (wait_outstanding): an empty queue ends each
+  // progress actor, so none is killed while it waits (which leaks SimGrid's wait).
+  for (auto& [key, channel] : progress_)
+    if (channel.jobs) {
+      channel.jobs->release();
+      channel.jobs = nullptr;
+    }
 }
 
 models::CommHandle PointToPoint::send_to(sg4::Mailbox* box, const char* what, int peer, double bytes, int tag,
@@ -249,7 +262,10 @@ void PointToPoint::wait_outstanding() {
   while (!pending_.empty()) wait(pending_.begin()->first);
 }
 
-void PointToPoint::drain() { take_arrived_puts(); }
+void PointToPoint::drain() {
+  take_arrived_puts();
+  stop_progress();
+}
 
 double PointToPoint::busy_s(double start, double end) {
   if (done_.empty() && pending_.empty()) return 0;  // most models: no point-to-point at all

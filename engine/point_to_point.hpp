@@ -114,7 +114,8 @@ class PointToPoint {
                              std::int64_t version, int iteration, bool two_sided);
   void take_arrived_puts();
   void count_sent(double bytes);
-  /// Sends waiting for their receive's notice, per (peer, tag), taken in order by one progress actor.
+  /// Sends waiting for their receive's notice, per (peer, tag), taken in order by one progress actor
+  /// while any is queued.
   struct Queued {
     models::CommHandle handle;
     simgrid::s4u::Mailbox* box;
@@ -124,9 +125,10 @@ class PointToPoint {
     bool eager;  // within the eager limit: sent in its turn, without waiting for its notice
   };
   struct Progress {
-    simgrid::s4u::SemaphorePtr jobs;
+    simgrid::s4u::SemaphorePtr jobs;  // one release per queued send, and one to stop (null: no actor)
     std::deque<Queued> queue;
   };
+  void stop_progress();
   std::map<std::pair<int, int>, Progress> progress_;
   /// Posts the data of a two-sided send of `units` wire units once its receiver-ready notice has
   /// arrived: at once when it has, else from a progress actor on this worker's host while the
