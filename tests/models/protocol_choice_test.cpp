@@ -70,7 +70,7 @@ TEST_CASE("protocol choice: a given call cost applies to every protocol, other p
 }
 
 TEST_CASE("protocol choice: nccl takes no field of its own") {
-  CHECK_THROWS_WITH_AS(read_software(json{{"preset", "nccl"}, {"send_overhead", "1us"}}, "/network/software"),
+  CHECK_THROWS_WITH_AS((void)read_software(json{{"preset", "nccl"}, {"send_overhead", "1us"}}, "/network/software"),
                        "/network/software/send_overhead: \"nccl\" picks one of its protocols per call and takes no "
                        "field of its own; set a protocol's with \"nccl_ll\", \"nccl_ll128\" or \"nccl_simple\"",
                        ConfigError);
