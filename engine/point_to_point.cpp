@@ -88,14 +88,18 @@ void PointToPoint::post_after_notice(models::CommHandle handle, sg4::Mailbox* bo
   p.posted = sg4::Semaphore::create(0);
   channel.queue.push_back(Queued{handle, box, msg, units, rate, eager});
   if (!channel.jobs) {
-    // A daemon: the comms it posts live as long as it does (SimGrid fails an exited actor's
-    // comms), so it stays until finish() stops it (stop_progress), every send having completed.
+    // It lives until finish() stops it (stop_progress), every send having completed; the sends
+    // themselves are posted by actors of their own (below).
     channel.jobs = sg4::Semaphore::create(0);
+    channel.stopped = sg4::Semaphore::create(0);
     sg4::Actor::create("p2p-progress", sg4::this_actor::get_host(),
-                       [this, jobs = channel.jobs, &channel, &notices, efficiency] {
+                       [this, jobs = channel.jobs, stopped = channel.stopped, &channel, &notices, efficiency] {
       while (true) {
         jobs->acquire();
-        if (channel.queue.empty()) return;  // stopped
+        if (channel.queue.empty()) {  // stopped: tell stop_progress, which waits for this
+          stopped->release();
+          return;
+        }
         const Queued job = channel.queue.front();
         if (job.eager && notices.posted->would_block()) {  // an eager send goes without its notice
           ++notices.owed;
@@ -106,11 +110,17 @@ void PointToPoint::post_after_notice(models::CommHandle handle, sg4::Mailbox* bo
           if (!job.eager && at > sg4::Engine::get_clock()) sg4::this_actor::sleep_until(at);
         }
         channel.queue.pop_front();
-        Pending& q = pending_.at(job.handle);  // std::map nodes do not move; the caller's wait() needs this first
-        q.comm = post_data(job.box, job.msg, job.units, job.rate, efficiency);
-        q.posted->release();
+        // A sender of its own posts it and waits for it (SimGrid's wait on another actor's comm
+        // leaks its wait), then tells the caller's wait(); Pending outlives it (std::map nodes do
+        // not move, and the caller's wait() erases it only after).
+        sg4::Actor::create("p2p-send", sg4::this_actor::get_host(), [this, job, efficiency] {
+          Pending& q = pending_.at(job.handle);
+          q.comm = post_data(job.box, job.msg, job.units, job.rate, efficiency);
+          q.comm->wait();
+          q.posted->release();
+        });
       }
-    })->daemonize();
+    });
   }
   channel.jobs->release();
 }
@@ -118,10 +128,14 @@ void PointToPoint::post_after_notice(models::CommHandle handle, sg4::Mailbox* bo
 void PointToPoint::stop_progress() {
   // Every queued send has been posted and waited for (wait_outstanding): an empty queue ends each
   // progress actor, so none is killed while it waits (which leaks SimGrid's wait).
+  // It waits for each actor to have left its wait: a daemon still waiting when the last worker
+  // ends would be killed there.
   for (auto& [key, channel] : progress_)
     if (channel.jobs) {
       channel.jobs->release();
+      channel.stopped->acquire();
       channel.jobs = nullptr;
+      channel.stopped = nullptr;
     }
 }
 
@@ -214,8 +228,8 @@ models::Message PointToPoint::wait(models::CommHandle handle) {
   if (it == pending_.end())
     throw std::logic_error(fmt::format("worker {}: wait on communication handle {}, which is not in flight", rank_, handle));
   Pending& p = it->second;
-  if (!p.comm) p.posted->acquire();  // its progress actor has not posted it yet
-  p.comm->wait();
+  if (p.posted) p.posted->acquire();  // a queued send: its sender actor has seen it complete
+  else p.comm->wait();
   if (FlowBounds::active()) FlowBounds::forget(*p.comm);
   double finished = sg4::Engine::get_clock() < p.comm->get_finish_time() ? sg4::Engine::get_clock()
                                                                          : p.comm->get_finish_time();

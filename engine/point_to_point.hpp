@@ -125,7 +125,8 @@ class PointToPoint {
     bool eager;  // within the eager limit: sent in its turn, without waiting for its notice
   };
   struct Progress {
-    simgrid::s4u::SemaphorePtr jobs;  // one release per queued send, and one to stop (null: no actor)
+    simgrid::s4u::SemaphorePtr jobs;     // one release per queued send, and one to stop (null: no actor)
+    simgrid::s4u::SemaphorePtr stopped;  // released by the actor as it ends
     std::deque<Queued> queue;
   };
   void stop_progress();
