@@ -77,7 +77,17 @@ std::string links_csv(const sim::SimulationResult& result) {
 }
 
 RunOutputs::RunOutputs(const sim::Scenario& scenario, OutputDir& dir)
-    : scenario_(scenario), dir_(dir), events_columns_(!scenario.training.sync_model->events_unit().empty()) {}
+    : scenario_(scenario), dir_(dir), events_columns_(!scenario.training.sync_model->events_unit().empty()) {
+  if (scenario.training.convergence)
+    convergence_ = std::make_unique<ConvergenceOutputs>(scenario, [this]() -> std::ofstream& {
+      if (!convergence_csv_.is_open()) {
+        const auto file = dir_.staged("convergence.csv");
+        convergence_csv_.open(file, std::ios::binary | std::ios::trunc);
+        if (!convergence_csv_) throw std::runtime_error(fmt::format("cannot write \"{}\"", file.string()));
+      }
+      return convergence_csv_;
+    });
+}
 
 std::ofstream& RunOutputs::open(std::ofstream& out, const std::string& name) {
   if (out.is_open()) return out;
@@ -125,6 +135,7 @@ void RunOutputs::append_row_rest(fmt::memory_buffer& text, const sim::IterationR
 
 void RunOutputs::iteration(int iteration, const std::vector<sim::IterationRecord>& workers,
                            const sim::IterationCompression& c) {
+  if (convergence_) convergence_->iteration(iteration, last_end_s(workers));
   if (!scenario_.output.iterations_csv) return;
   auto& out = open(csv_, "iterations.csv");
   // One buffer per iteration, times through std::to_chars (correctly rounded like fmt's {:.9f}, and
@@ -140,6 +151,7 @@ void RunOutputs::iteration(int iteration, const std::vector<sim::IterationRecord
 
 void RunOutputs::iteration_by_class(int iteration, const std::vector<sim::IterationRecord>& records,
                                     const std::vector<int>& slot_of, const sim::IterationCompression& c) {
+  if (convergence_) convergence_->iteration(iteration, last_end_s(records));
   if (!scenario_.output.iterations_csv) return;
   auto& out = open(csv_, "iterations.csv");
   // Each simulated worker's columns after "worker,iteration," formatted once, then one row per worker.
@@ -205,6 +217,7 @@ void RunOutputs::finish(const sim::SimulationResult& result, const nlohmann::jso
   written_.clear();
   write_file("summary.json", summary.dump(2) + "\n");
   if (scenario_.output.iterations_csv) close(open(csv_, "iterations.csv"), "iterations.csv");
+  if (convergence_csv_.is_open()) close(convergence_csv_, "convergence.csv");
   if (result.links_omitted.empty()) write_file("links.csv", links_csv(result));
   if (scenario_.output.timeline) {
     open(timeline_, "timeline.json") << "]}\n";

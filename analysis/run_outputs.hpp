@@ -6,12 +6,14 @@
 // by finish(). Every file and column is documented in docs/outputs.md.
 #pragma once
 
+#include "analysis/convergence_outputs.hpp"
 #include "analysis/output_dir.hpp"
 #include "scenario/scenario.hpp"
 #include "engine/simulation.hpp"
 
 #include <fmt/format.h>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -32,6 +34,8 @@ class RunOutputs final : public sim::RecordSink {
   void finish(const sim::SimulationResult& result, const nlohmann::json& summary);
   /// The files finish() wrote, summary.json first.
   [[nodiscard]] const std::vector<std::string>& written() const { return written_; }
+  /// The co-simulated training (training.convergence); null without one.
+  [[nodiscard]] const ConvergenceOutputs* convergence() const { return convergence_.get(); }
 
  private:
   std::ofstream& open(std::ofstream& out, const std::string& name);
@@ -48,6 +52,8 @@ class RunOutputs final : public sim::RecordSink {
   bool events_columns_ = false;  // event-driven sync models: events_sent, events_saved
   bool first_event_ = true;
   std::vector<std::string> written_;
+  std::ofstream convergence_csv_;
+  std::unique_ptr<ConvergenceOutputs> convergence_;
 };
 
 /// links.csv of a run.

@@ -192,6 +192,7 @@ void read_training(ObjectReader& root, Scenario& s, const std::string& base_dir,
   }
   read_compression_cost(t, s, base_dir);
   read_adaptive_compression(t, s, base_dir);
+  const json* convergence = t.find("convergence");  // read once the sync model and compressor exist
   t.finish();
   {
     auto sync = models::SyncModelRegistry::instance().create(s.training.sync.name, s.training.sync.params,
@@ -243,6 +244,7 @@ void read_training(ObjectReader& root, Scenario& s, const std::string& base_dir,
     throw ConfigError("/platform/parameter_servers",
                       fmt::format("collective \"{}\" needs at least 1 parameter server, got 0", s.training.collective.name));
   check_combination(s, collective_given);
+  if (convergence != nullptr) s.training.convergence = read_convergence(*convergence, s);
 }
 
 /// "output": the directory and which files are written.

@@ -14,6 +14,7 @@
 #include "models/adaptive_compression.hpp"
 #include "models/compression_cost.hpp"
 #include "models/sync_model.hpp"
+#include "models/convergence/cosimulation.hpp"
 #include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
 
@@ -177,6 +178,14 @@ struct AdaptiveCompressionSpec {
   std::vector<std::shared_ptr<const models::Compressor>> candidates;
 };
 
+/// "training.convergence" (scenario/scenario_convergence.cpp; docs/convergence.md): a real model
+/// trained on a real dataset as the simulation runs.
+struct ConvergenceSpec {
+  models::convergence::Settings settings;
+  models::convergence::Rule rule;
+  std::shared_ptr<const models::convergence::Dataset> data;
+};
+
 struct TrainingSpec {
   Plugin sync{"bsp"};
   Plugin collective{"ring"};
@@ -189,6 +198,7 @@ struct TrainingSpec {
   std::shared_ptr<const models::Compressor> compressor_model;
   CompressionCostSpec compression_cost;
   AdaptiveCompressionSpec adaptive;
+  std::shared_ptr<const ConvergenceSpec> convergence;  // null: no co-simulation
 };
 
 struct OutputSpec {
@@ -276,6 +286,10 @@ void read_adaptive_compression(ObjectReader& training, Scenario& s, const std::s
 /// Checks the compressor against the sync model, the collective and its costs; under a
 /// gathering compressor "auto" becomes the all-gather (scenario/scenario_compression.cpp).
 void check_compression(Scenario& s);
+
+/// Reads "training.convergence" (`value`, at /training/convergence) once the sync model, the
+/// compressor and the batch are known (scenario/scenario_convergence.cpp); loads its dataset.
+std::shared_ptr<const ConvergenceSpec> read_convergence(const json& value, const Scenario& s);
 
 /// Validates a scenario document. `base_dir` resolves relative profile paths.
 Scenario parse_scenario(const json& doc, const std::string& base_dir);

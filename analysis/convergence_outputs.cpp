@@ -1,0 +1,84 @@
+#include "analysis/convergence_outputs.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace ddlsim::analysis {
+namespace {
+
+models::convergence::CoSimulation make(const sim::Scenario& s) {
+  const auto& c = *s.training.convergence;
+  return {c.data, c.settings, c.rule, s.platform.workers, s.workload.batch_size, s.seed};
+}
+
+nlohmann::json point_json(const std::optional<models::convergence::Point>& p) {
+  if (!p) return nullptr;
+  return {{"iteration", p->iteration},     {"time_s", p->time_s},       {"epochs", p->epochs},
+          {"train_loss", p->train_loss}, {"test_loss", p->test_loss}, {"test_accuracy", p->test_accuracy}};
+}
+
+}  // namespace
+
+double last_end_s(const std::vector<sim::IterationRecord>& records) {
+  double end = 0;
+  for (const auto& r : records) end = std::max(end, r.end_s);
+  return end;
+}
+
+ConvergenceOutputs::ConvergenceOutputs(const sim::Scenario& scenario, std::function<std::ofstream&()> open)
+    : scenario_(scenario), open_(std::move(open)), sim_(make(scenario)) {
+  open_() << "iteration,time_s,epochs,train_loss,test_loss,test_accuracy\n";
+}
+
+void ConvergenceOutputs::iteration(int k, double end_s) {
+  const auto p = sim_.iteration(k, end_s, k + 1 == scenario_.workload.iterations);
+  if (!p) return;
+  ++evaluations_;
+  open_() << fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f}\n", p->iteration, p->time_s, p->epochs, p->train_loss,
+                         p->test_loss, p->test_accuracy);
+  last_ = p;
+  if (!best_ || p->test_accuracy > best_->test_accuracy) best_ = p;
+  if (!reached_ && p->test_accuracy >= scenario_.training.convergence->settings.target_accuracy) reached_ = p;
+}
+
+nlohmann::json ConvergenceOutputs::summary() const {
+  const auto& c = *scenario_.training.convergence;
+  const auto& d = *c.data;
+  nlohmann::json j;
+  j["basis"] = "co-simulated";
+  j["dataset"] = d.name;
+  j["train_samples"] = d.train_size();
+  j["test_samples"] = d.test_size();
+  j["model"] = sim_.classifier().describe();
+  j["parameters"] = sim_.classifier().parameters();
+  j["learning_rate"] = c.settings.learning_rate;
+  j["shards"] = c.settings.shards == models::convergence::Shards::IID ? "iid" : "by_label";
+  j["batch_per_worker"] = scenario_.workload.batch_size;
+  j["evaluations"] = evaluations_;
+  j["target_accuracy"] = c.settings.target_accuracy;
+  j["reached_target"] = reached_.has_value();
+  j["time_to_target_s"] = reached_ ? nlohmann::json(reached_->time_s) : nlohmann::json(nullptr);
+  j["iterations_to_target"] = reached_ ? nlohmann::json(reached_->iteration + 1) : nlohmann::json(nullptr);
+  j["epochs_to_target"] = reached_ ? nlohmann::json(reached_->epochs) : nlohmann::json(nullptr);
+  j["final"] = point_json(last_);
+  j["best"] = point_json(best_);
+  return j;
+}
+
+std::string ConvergenceOutputs::table() const {
+  const auto& c = *scenario_.training.convergence;
+  std::string out = fmt::format("co-simulated training: {} on {} ({} train / {} test samples)\n",
+                                sim_.classifier().describe(), c.data->name, c.data->train_size(), c.data->test_size());
+  if (reached_)
+    out += fmt::format("  time to {:.1f} % test accuracy: {:.6g} s (iteration {}, {:.3g} epochs)\n",
+                       100 * c.settings.target_accuracy, reached_->time_s, reached_->iteration + 1, reached_->epochs);
+  else
+    out += fmt::format("  target {:.1f} % test accuracy not reached in {} iterations\n", 100 * c.settings.target_accuracy,
+                       scenario_.workload.iterations);
+  if (last_)
+    out += fmt::format("  final test accuracy {:.2f} %, test loss {:.4f} (iteration {}, {:.6g} s)\n",
+                       100 * last_->test_accuracy, last_->test_loss, last_->iteration + 1, last_->time_s);
+  return out;
+}
+
+}  // namespace ddlsim::analysis

@@ -1,0 +1,41 @@
+// ddlsim: the co-simulated training of a run (training.convergence): convergence.csv, streamed as
+// evaluations happen, and summary.json's "convergence" (docs/outputs.md).
+#pragma once
+
+#include "scenario/scenario.hpp"
+#include "engine/iteration_records.hpp"
+
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddlsim::analysis {
+
+class ConvergenceOutputs {
+ public:
+  /// `open`: opens the staged convergence.csv (RunOutputs does, so that the file is put in place with the others).
+  ConvergenceOutputs(const sim::Scenario& scenario, std::function<std::ofstream&()> open);
+
+  /// Iteration `k` complete; `end_s`: when its last worker ended it.
+  void iteration(int k, double end_s);
+  /// summary.json's "convergence".
+  [[nodiscard]] nlohmann::json summary() const;
+  /// The run table's lines.
+  [[nodiscard]] std::string table() const;
+
+ private:
+  const sim::Scenario& scenario_;
+  std::function<std::ofstream&()> open_;
+  models::convergence::CoSimulation sim_;
+  int evaluations_ = 0;
+  std::optional<models::convergence::Point> last_, best_, reached_;  // reached_: the first at the target
+};
+
+/// When the last of `records` ended.
+double last_end_s(const std::vector<sim::IterationRecord>& records);
+
+}  // namespace ddlsim::analysis

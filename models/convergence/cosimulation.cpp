@@ -1,0 +1,159 @@
+// ddlsim: training numerics inside the simulation (see cosimulation.hpp).
+#include "models/convergence/cosimulation.hpp"
+
+#include "models/convergence/random.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <fmt/format.h>
+
+namespace ddlsim::models::convergence {
+namespace {
+
+/// Rows per forward/backward pass over a union batch: bounds the memory of large N b.
+constexpr std::size_t CHUNK_ROWS = 4096;
+
+std::uint64_t stream(std::uint64_t seed, std::uint64_t what, std::uint64_t index) {
+  return seed * 0x9e3779b97f4a7c15ULL ^ (what << 48) ^ index;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::uint32_t>> make_shards(const std::vector<std::uint8_t>& labels, int workers, Shards kind,
+                                                    std::uint64_t seed) {
+  const std::size_t n = labels.size(), w = static_cast<std::size_t>(workers);
+  const std::size_t pieces = kind == Shards::IID ? w : 2 * w;
+  if (workers < 1 || n < pieces)
+    throw std::invalid_argument(fmt::format("{} training samples cannot be dealt in {} shards", n, pieces));
+  std::vector<std::uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0U);
+  Rng rng(stream(seed, 1, 0));
+  if (kind == Shards::IID) {
+    shuffle(order, rng);
+  } else {  // sorted by label, ties in file order
+    std::stable_sort(order.begin(), order.end(), [&labels](std::uint32_t a, std::uint32_t b) { return labels[a] < labels[b]; });
+  }
+  std::vector<std::size_t> piece_of(pieces);  // which piece each shard slot takes
+  std::iota(piece_of.begin(), piece_of.end(), std::size_t{0});
+  if (kind == Shards::BY_LABEL) shuffle(piece_of, rng);
+  std::vector<std::vector<std::uint32_t>> shards(w);
+  for (std::size_t slot = 0; slot < pieces; ++slot) {
+    const std::size_t p = piece_of[slot];
+    const std::size_t lo = p * n / pieces, hi = (p + 1) * n / pieces;
+    auto& shard = shards[slot % w];
+    shard.insert(shard.end(), order.begin() + static_cast<std::ptrdiff_t>(lo), order.begin() + static_cast<std::ptrdiff_t>(hi));
+  }
+  return shards;
+}
+
+CoSimulation::CoSimulation(std::shared_ptr<const Dataset> data, const Settings& settings, Rule rule, int workers,
+                           std::int64_t batch_per_worker, std::uint64_t seed)
+    : data_(std::move(data)), settings_(settings), rule_(rule), n_(workers), batch_(batch_per_worker), seed_(seed),
+      model_(data_->features, data_->classes, settings.hidden_units) {
+  shards_ = make_shards(data_->train_y, workers, settings.shards, seed);
+  cursors_.resize(shards_.size());
+  workers_theta_.assign(rule.kind == Rule::Kind::BSP ? 1 : static_cast<std::size_t>(workers), model_.initial(seed));
+  std::vector<std::uint32_t> all(data_->test_size());
+  std::iota(all.begin(), all.end(), 0U);
+  test_x_ = rows(all, data_->test_x);
+}
+
+Matrix CoSimulation::rows(const std::vector<std::uint32_t>& idx, const std::vector<float>& x) const {
+  const auto f = static_cast<std::size_t>(data_->features);
+  Matrix m(static_cast<Eigen::Index>(idx.size()), data_->features);
+  for (std::size_t i = 0; i < idx.size(); ++i)
+    for (std::size_t j = 0; j < f; ++j) m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = x[idx[i] * f + j];
+  return m;
+}
+
+std::vector<std::uint32_t> CoSimulation::next_batch(int w) {
+  auto& c = cursors_[static_cast<std::size_t>(w)];
+  const auto& shard = shards_[static_cast<std::size_t>(w)];
+  std::vector<std::uint32_t> out;
+  out.reserve(static_cast<std::size_t>(batch_));
+  while (out.size() < static_cast<std::size_t>(batch_)) {
+    if (c.at == c.order.size()) {  // a new epoch of this shard: a fresh permutation
+      c.order = shard;
+      Rng rng(stream(seed_, 2, static_cast<std::uint64_t>(w) << 24 ^ static_cast<std::uint64_t>(c.epoch)));
+      shuffle(c.order, rng);
+      c.at = 0;
+      ++c.epoch;
+    }
+    out.push_back(c.order[c.at++]);
+  }
+  return out;
+}
+
+void CoSimulation::step_union() {
+  std::vector<std::uint32_t> all;
+  all.reserve(static_cast<std::size_t>(batch_) * static_cast<std::size_t>(n_));
+  for (int w = 0; w < n_; ++w) {
+    const auto b = next_batch(w);
+    all.insert(all.end(), b.begin(), b.end());
+  }
+  Vector& theta = workers_theta_.front();
+  Vector grad = Vector::Zero(theta.size());
+  std::vector<std::uint8_t> y(CHUNK_ROWS);
+  for (std::size_t lo = 0; lo < all.size(); lo += CHUNK_ROWS) {
+    const std::size_t hi = std::min(all.size(), lo + CHUNK_ROWS);
+    const std::vector<std::uint32_t> part(all.begin() + static_cast<std::ptrdiff_t>(lo), all.begin() + static_cast<std::ptrdiff_t>(hi));
+    for (std::size_t i = 0; i < part.size(); ++i) y[i] = data_->train_y[part[i]];
+    loss_sum_ += model_.accumulate(theta, rows(part, data_->train_x), y.data(), grad);
+  }
+  const auto total = static_cast<double>(all.size());
+  theta -= (settings_.learning_rate / total) * grad;
+  loss_samples_ += total;
+  samples_ += total;
+}
+
+void CoSimulation::step_local() {
+  for (int w = 0; w < n_; ++w) {
+    const auto b = next_batch(w);
+    std::vector<std::uint8_t> y(b.size());
+    for (std::size_t i = 0; i < b.size(); ++i) y[i] = data_->train_y[b[i]];
+    Vector& theta = workers_theta_[static_cast<std::size_t>(w)];
+    Vector grad = Vector::Zero(theta.size());
+    loss_sum_ += model_.accumulate(theta, rows(b, data_->train_x), y.data(), grad);
+    theta -= (settings_.learning_rate / static_cast<double>(b.size())) * grad;
+    loss_samples_ += static_cast<double>(b.size());
+    samples_ += static_cast<double>(b.size());
+  }
+}
+
+void CoSimulation::average() {
+  Vector mean = Vector::Zero(workers_theta_.front().size());
+  for (const auto& t : workers_theta_) mean += t;
+  mean /= static_cast<double>(workers_theta_.size());
+  for (auto& t : workers_theta_) t = mean;
+}
+
+std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
+  if (rule_.kind == Rule::Kind::BSP) {
+    step_union();
+  } else if (k < rule_.warmup) {  // warm-up: bsp on the (identical) copies
+    workers_theta_.resize(1);
+    step_union();
+    const Vector theta = workers_theta_.front();
+    workers_theta_.assign(static_cast<std::size_t>(n_), theta);
+  } else {
+    step_local();
+    if (rule_.synchronised_after(k)) average();
+  }
+  ++since_eval_;
+  if (!rule_.synchronised_after(k)) return std::nullopt;
+  if (!last && since_eval_ < settings_.evaluate_every_iterations) return std::nullopt;
+  Point p;
+  p.iteration = k;
+  p.time_s = end_s;
+  p.epochs = samples_ / static_cast<double>(data_->train_size());
+  p.train_loss = loss_samples_ > 0 ? loss_sum_ / loss_samples_ : 0;
+  const auto score = model_.evaluate(workers_theta_.front(), test_x_, data_->test_y.data());
+  p.test_loss = score.loss;
+  p.test_accuracy = score.accuracy;
+  loss_sum_ = loss_samples_ = 0;
+  since_eval_ = 0;
+  return p;
+}
+
+}  // namespace ddlsim::models::convergence

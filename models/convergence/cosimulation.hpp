@@ -1,0 +1,120 @@
+// ddlsim: training numerics inside the simulation (training.convergence, docs/convergence.md).
+//
+// A real model (classifier.hpp) is trained on a real dataset (dataset.hpp) as the simulation runs:
+// the simulation says when each iteration ends, the co-simulation applies what the sync model
+// does to the parameters in that iteration, and evaluates the model on the test split, so that
+// accuracy and loss are known against simulated wall-clock time.
+//
+// Data. Each worker owns a shard of the training split: `iid`, a seeded permutation dealt in
+// equal parts; `by_label`, the split sorted by label, cut into 2N equal pieces and two pieces dealt
+// to each worker at random (McMahan et al., AISTATS 2017: most workers then see two classes). A
+// worker takes its batches of b samples (the scenario's batch_size) from a fresh seeded
+// permutation of its shard each epoch of it, in order.
+//
+// Per sync model (`rule_for`):
+//   * bsp: iteration k averages the N workers' gradients on their k-th batches and steps once,
+//     theta <- theta - lr * (1/N) sum_w g_w(theta). With equal batches that is the gradient of the
+//     union batch, which is what is computed: one step on N b samples, not N steps.
+//   * local_sgd (period H, warm-up K): iterations below K as bsp; after, each worker steps its own
+//     copy on its own batch, and at the end of every H-th iteration the copies are replaced by their
+//     mean (the all-reduce the simulation timed). The model is evaluated where the copies agree.
+// Other sync models are refused (scenario/scenario_convergence.cpp says which run).
+//
+// Costs: bsp N b samples' forward and backward per iteration, once; local SGD the same, spread over
+// N copies; an evaluation the test split's forward.
+#pragma once
+
+#include "models/convergence/classifier.hpp"
+#include "models/convergence/dataset.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ddlsim::models::convergence {
+
+enum class Shards { IID, BY_LABEL };
+
+struct Settings {
+  std::string dataset = "fashion_mnist";
+  int hidden_units = 0;  // 0: softmax regression
+  double learning_rate = 0.1;
+  Shards shards = Shards::IID;
+  double target_accuracy = 0.8;      // fraction of the test split
+  int evaluate_every_iterations = 1; // and the last iteration
+  std::int64_t train_samples = 0;    // 0: the whole split
+  std::int64_t test_samples = 0;
+};
+
+/// What the sync model does to the parameters (see the header).
+struct Rule {
+  enum class Kind { BSP, LOCAL_SGD } kind = Kind::BSP;
+  int period = 1;  // local_sgd: H
+  int warmup = 0;  // local_sgd: K
+  /// True when iteration k ends with every worker holding the same parameters.
+  [[nodiscard]] bool synchronised_after(int k) const {
+    return kind == Kind::BSP || k < warmup || (k - warmup + 1) % period == 0;
+  }
+};
+
+/// One evaluation of the model.
+struct Point {
+  int iteration = 0;      // after this iteration (0-based)
+  double time_s = 0;      // when its last worker ended it (simulated)
+  double epochs = 0;      // samples consumed over the training split's size
+  double train_loss = 0;  // mean over the batches since the previous evaluation
+  double test_loss = 0;
+  double test_accuracy = 0;
+};
+
+class CoSimulation {
+ public:
+  CoSimulation(std::shared_ptr<const Dataset> data, const Settings& settings, Rule rule, int workers,
+               std::int64_t batch_per_worker, std::uint64_t seed);
+
+  /// Iteration `k` (every worker has ended it, the last at `end_s`): the parameters after it, and
+  /// an evaluation when one falls here (every evaluate_every_iterations-th synchronised iteration,
+  /// and `last` when synchronised).
+  std::optional<Point> iteration(int k, double end_s, bool last);
+
+  [[nodiscard]] const Classifier& classifier() const { return model_; }
+  [[nodiscard]] const Vector& parameters() const { return workers_theta_.front(); }
+  /// Worker w's next batch of sample indices (advances its position); for tests.
+  std::vector<std::uint32_t> next_batch(int w);
+  [[nodiscard]] const std::vector<std::vector<std::uint32_t>>& shards() const { return shards_; }
+
+ private:
+  void step_union();   // bsp
+  void step_local();   // every worker on its own copy
+  void average();
+  [[nodiscard]] Matrix rows(const std::vector<std::uint32_t>& idx, const std::vector<float>& x) const;
+
+  std::shared_ptr<const Dataset> data_;
+  Settings settings_;
+  Rule rule_;
+  int n_;
+  std::int64_t batch_;
+  std::uint64_t seed_;
+  Classifier model_;
+  std::vector<Vector> workers_theta_;  // one copy (bsp, synchronised) or one per worker
+  std::vector<std::vector<std::uint32_t>> shards_;
+  struct Cursor {
+    std::vector<std::uint32_t> order;
+    std::size_t at = 0;
+    std::int64_t epoch = 0;
+  };
+  std::vector<Cursor> cursors_;
+  Matrix test_x_;
+  double loss_sum_ = 0;
+  double loss_samples_ = 0;
+  double samples_ = 0;
+  int since_eval_ = 0;
+};
+
+/// Worker shards of `n` training samples with labels `labels` (see the header).
+std::vector<std::vector<std::uint32_t>> make_shards(const std::vector<std::uint8_t>& labels, int workers, Shards kind,
+                                                    std::uint64_t seed);
+
+}  // namespace ddlsim::models::convergence

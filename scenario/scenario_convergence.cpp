@@ -1,0 +1,91 @@
+// ddlsim: the scenario's "training.convergence" section: co-simulating a real model's training
+// (models/convergence/cosimulation.hpp; docs/convergence.md has every key).
+#include "scenario/scenario.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace ddlsim::sim {
+namespace {
+
+constexpr const char* PATH = "/training/convergence";
+/// The sync models whose numerics are co-simulated (models/convergence/cosimulation.hpp).
+constexpr const char* CO_SIMULATED = "bsp, local_sgd";
+
+models::convergence::Rule rule_of(const Scenario& s) {
+  models::convergence::Rule rule;
+  const auto& name = s.training.sync.name;
+  if (name == "bsp") return rule;
+  if (name == "local_sgd") {
+    const auto settings = s.training.sync_model->settings();
+    rule.kind = models::convergence::Rule::Kind::LOCAL_SGD;
+    rule.period = settings.at("period_iterations").get<int>();
+    rule.warmup = settings.at("warmup_bsp_iterations").get<int>();
+    return rule;
+  }
+  throw ConfigError(PATH, fmt::format("training is co-simulated with the sync models {}; \"{}\" is not co-simulated "
+                                      "(leave training.convergence out to simulate its time only)",
+                                      CO_SIMULATED, excerpt(name)));
+}
+
+}  // namespace
+
+std::shared_ptr<const ConvergenceSpec> read_convergence(const json& value, const Scenario& s) {
+  ObjectReader r(value, PATH);
+  auto spec = std::make_shared<ConvergenceSpec>();
+  auto& c = spec->settings;
+  c.dataset = r.choice("dataset", {"fashion_mnist", "digits"}, "fashion_mnist");
+  const std::string model = r.choice("model", {"softmax", "mlp"}, "softmax");
+  if (model == "mlp") {
+    c.hidden_units = static_cast<int>(r.integer("hidden_units", 64, 1, 4096));
+  } else if (r.has("hidden_units")) {
+    throw ConfigError(r.path_of("hidden_units"), "only with \"model\": \"mlp\" (softmax regression has no hidden layer)");
+  }
+  c.learning_rate = r.number("learning_rate", 0.1, 1e-9, 100);
+  c.shards = r.choice("shards", {"iid", "by_label"}, "iid") == "iid" ? models::convergence::Shards::IID
+                                                                    : models::convergence::Shards::BY_LABEL;
+  c.target_accuracy = r.number("target_accuracy", 0.8, 1e-6, 1);
+  c.evaluate_every_iterations = static_cast<int>(r.integer("evaluate_every_iterations", 1, 1, 1'000'000'000));
+  c.train_samples = r.integer("train_samples", 0, 0, 100'000'000);
+  c.test_samples = r.integer("test_samples", 0, 0, 100'000'000);
+  r.finish();
+
+  spec->rule = rule_of(s);
+  if (s.training.compressor.name != "none")
+    throw ConfigError("/training/compressor/name",
+                      fmt::format("compressor \"{}\" with training.convergence: compressors are not co-simulated yet "
+                                  "(valid: none)",
+                                  excerpt(s.training.compressor.name)));
+  if (s.training.adaptive.enabled)
+    throw ConfigError("/training/adaptive_compression", "not with training.convergence: compressors are not co-simulated yet");
+  try {
+    spec->data = std::make_shared<const models::convergence::Dataset>(models::convergence::load_dataset(
+        c.dataset, static_cast<std::size_t>(c.train_samples), static_cast<std::size_t>(c.test_samples)));
+  } catch (const std::exception& e) {
+    throw ConfigError(r.path_of("dataset"), e.what());
+  }
+  const std::size_t shards = static_cast<std::size_t>(s.platform.workers) * (c.shards == models::convergence::Shards::IID ? 1 : 2);
+  if (spec->data->train_size() < shards)
+    throw ConfigError(r.path_of(c.train_samples > 0 ? "train_samples" : "shards"),
+                      fmt::format("{} training samples cannot be dealt to {} workers ({} shards of at least one sample)",
+                                  spec->data->train_size(), s.platform.workers, shards));
+  if (spec->data->test_size() == 0) throw ConfigError(r.path_of("test_samples"), "the test split is empty");
+  // The time side must be the model that is trained: its gradient bytes are the classifier's
+  // parameters in the profile's dtype (a ResNet-50 profile's times with a softmax's accuracy would
+  // be neither).
+  const models::convergence::Classifier classifier(spec->data->features, spec->data->classes, c.hidden_units);
+  const int element = s.workload.profile.dtype == "fp32" ? 4 : 2;
+  const double expected = static_cast<double>(classifier.parameters()) * element;
+  const double given = s.workload.profile.grad_bytes();
+  if (std::abs(given - expected) > 0.5)
+    throw ConfigError(s.workload.profile_file.empty() ? "/workload/synthetic/grad_bytes" : "/workload/profile",
+                      fmt::format("the workload's gradients are {:.0f} bytes, but the co-simulated {} has {} bytes "
+                                  "({} parameters in {}): profile the model that is trained (docs/convergence.md, "
+                                  "\"Workload\")",
+                                  given, classifier.describe(), expected, classifier.parameters(),
+                                  s.workload.profile.dtype));
+  return spec;
+}
+
+}  // namespace ddlsim::sim

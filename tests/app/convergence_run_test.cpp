@@ -1,0 +1,143 @@
+// `ddlsim run` with training.convergence: convergence.csv and summary.json's "convergence" against
+// the run's own iterations.csv, determinism, every fidelity, and the refusals.
+#include "tests/support/cli.hpp"
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+using ddlsim::test::bad_input;
+using ddlsim::test::Csv;
+using ddlsim::test::TempDir;
+using nlohmann::json;
+
+namespace {
+
+/// 4 workers train softmax regression (7,850 parameters: 31,400 bytes) on 2,000 Fashion-MNIST samples.
+json scenario() {
+  return json::parse(R"({
+    "name": "convergence_test",
+    "platform": {"topology": "star", "workers": 4, "link": {"bandwidth": "100Mbps", "latency": "1ms"}},
+    "workload": {"synthetic": {"layers": 1, "forward_s": "0.5ms", "backward_s": "0.3ms", "grad_bytes": 31400},
+                 "batch_size": 16, "iterations": 30},
+    "training": {"sync": {"name": "bsp"}, "collective": {"name": "ring"},
+                 "convergence": {"dataset": "fashion_mnist", "train_samples": 2000, "test_samples": 500,
+                                 "learning_rate": 0.2, "target_accuracy": 0.6, "evaluate_every_iterations": 5}},
+    "output": {"timeline": false}
+  })");
+}
+
+struct Run {
+  Csv convergence, iterations;
+  json summary;
+  std::string csv_text;
+};
+
+Run run(const json& doc, const std::string& extra = "") {
+  TempDir tmp;
+  const std::string file = tmp.write("s.json", doc.dump());
+  const auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} -q {}", file, tmp.file("out"), extra));
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  Run out;
+  out.csv_text = ddlsim::test::slurp(tmp.path() / "out" / "convergence.csv");
+  out.convergence = Csv::parse(out.csv_text);
+  out.iterations = Csv::read(tmp.path() / "out" / "iterations.csv");
+  out.summary = json::parse(ddlsim::test::slurp(tmp.path() / "out" / "summary.json"));
+  return out;
+}
+
+/// When iteration k's last worker ended it, from iterations.csv.
+double last_end(const Csv& it, int k) {
+  double end = 0;
+  for (std::size_t r = 0; r < it.size(); ++r)
+    if (it.integer(r, "iteration") == k) end = std::max(end, it.number(r, "end_s"));
+  return end;
+}
+
+}  // namespace
+
+TEST_CASE("bsp co-simulation: evaluations at the iterations' ends and the first at the target is the time to target") {
+  const Run r = run(scenario());
+  const Csv& c = r.convergence;
+  REQUIRE(c.size() == 6);  // after iterations 4, 9, ..., 29
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const int k = c.integer(i, "iteration");
+    CHECK(k == 5 * static_cast<int>(i) + 4);
+    CHECK(c.number(i, "time_s") == doctest::Approx(last_end(r.iterations, k)).epsilon(1e-9));
+    CHECK(c.number(i, "epochs") == doctest::Approx((k + 1) * 4.0 * 16 / 2000).epsilon(1e-6));
+  }
+  CHECK(c.number(c.size() - 1, "test_loss") < c.number(0, "test_loss"));
+  const json& s = r.summary.at("convergence");
+  CHECK(s.at("basis") == "co-simulated");
+  CHECK(s.at("parameters") == 7850);
+  CHECK(s.at("evaluations") == 6);
+  std::optional<std::size_t> first;
+  for (std::size_t i = 0; i < c.size() && !first; ++i)
+    if (c.number(i, "test_accuracy") >= 0.6) first = i;
+  REQUIRE(first.has_value());  // 60 % on 10 classes is reached within 30 steps of 64 samples
+  CHECK(s.at("reached_target") == true);
+  CHECK(s.at("time_to_target_s").get<double>() == doctest::Approx(c.number(*first, "time_s")).epsilon(1e-9));
+  CHECK(s.at("iterations_to_target") == c.integer(*first, "iteration") + 1);
+  CHECK(s.at("final").at("test_accuracy").get<double>() == doctest::Approx(c.number(c.size() - 1, "test_accuracy")).epsilon(1e-6));
+}
+
+TEST_CASE("co-simulation gives the same bytes twice and the same numerics at every fidelity at its times") {
+  const Run a = run(scenario()), b = run(scenario());
+  CHECK(a.csv_text == b.csv_text);
+  const Run analytic = run(scenario(), "--set network.fidelity=analytic");
+  REQUIRE(analytic.convergence.size() == a.convergence.size());
+  for (std::size_t i = 0; i < a.convergence.size(); ++i) {
+    CHECK(analytic.convergence.at(i, "test_accuracy") == a.convergence.at(i, "test_accuracy"));
+    CHECK(analytic.convergence.number(i, "time_s") ==
+          doctest::Approx(last_end(analytic.iterations, analytic.convergence.integer(i, "iteration"))).epsilon(1e-9));
+  }
+  json other = scenario();
+  other["seed"] = 2;
+  CHECK(run(other).csv_text != a.csv_text);
+}
+
+TEST_CASE("local SGD co-simulation: evaluated only where the copies were averaged") {
+  json doc = scenario();
+  doc["training"]["sync"] = json::parse(R"({"name": "local_sgd", "params": {"period_iterations": 4}})");
+  doc["training"]["convergence"]["evaluate_every_iterations"] = 1;
+  const Run r = run(doc);
+  REQUIRE(r.convergence.size() == 7);  // after iterations 3, 7, ..., 27; the last (29) is not averaged
+  for (std::size_t i = 0; i < r.convergence.size(); ++i) CHECK(r.convergence.integer(i, "iteration") == 4 * static_cast<int>(i) + 3);
+}
+
+TEST_CASE("training.convergence refusals name the path and what is valid") {
+  TempDir tmp;
+  auto refused = [&tmp](const json& doc) {
+    const std::string file = tmp.write("s.json", doc.dump());
+    const std::string err = bad_input(fmt::format("run {} --out {}", file, tmp.file("out")), file);
+    CHECK_FALSE(std::filesystem::exists(tmp.path() / "out"));
+    return err;
+  };
+  json doc = scenario();
+  doc["training"]["sync"] = json::parse(R"({"name": "asp"})");
+  doc["platform"]["parameter_servers"] = 1;
+  doc["training"].erase("collective");
+  CHECK(refused(doc) == "ddlsim: error: /training/convergence: training is co-simulated with the sync models bsp, "
+                        "local_sgd; \"asp\" is not co-simulated (leave training.convergence out to simulate its time only)\n");
+  doc = scenario();
+  doc["workload"]["synthetic"]["grad_bytes"] = 40000;
+  CHECK(refused(doc) == "ddlsim: error: /workload/synthetic/grad_bytes: the workload's gradients are 40000 bytes, but "
+                        "the co-simulated softmax 784-10 (7850 parameters) has 31400 bytes (7850 parameters in fp32): "
+                        "profile the model that is trained (docs/convergence.md, \"Workload\")\n");
+  doc = scenario();
+  doc["training"]["compressor"] = json::parse(R"({"name": "fp16"})");
+  doc["training"]["compression_cost"] = json::parse(R"({"encode": {"fixed_s": 0}, "decode": {"fixed_s": 0}})");
+  CHECK(refused(doc) == "ddlsim: error: /training/compressor/name: compressor \"fp16\" with training.convergence: "
+                        "compressors are not co-simulated yet (valid: none)\n");
+  doc = scenario();
+  doc["training"]["convergence"]["train_samples"] = 3;
+  CHECK(refused(doc) == "ddlsim: error: /training/convergence/train_samples: 3 training samples cannot be dealt to 4 "
+                        "workers (4 shards of at least one sample)\n");
+  doc = scenario();
+  doc["training"]["convergence"]["dataset"] = "cifar";
+  CHECK(refused(doc) == "ddlsim: error: /training/convergence/dataset: unknown value \"cifar\"; valid values are: "
+                        "fashion_mnist, digits\n");
+  doc = scenario();
+  doc["training"]["convergence"]["hidden_units"] = 8;
+  CHECK(refused(doc) == "ddlsim: error: /training/convergence/hidden_units: only with \"model\": \"mlp\" (softmax "
+                        "regression has no hidden layer)\n");
+}

@@ -1,0 +1,146 @@
+// The co-simulation's numerics: shards, BSP as the mean of the workers' gradients (one union-batch
+// step), local SGD's copies and averages, and when the model is evaluated.
+#include "models/convergence/cosimulation.hpp"
+#include "models/convergence/random.hpp"
+
+#include <doctest/doctest.h>
+#include <algorithm>
+#include <memory>
+#include <set>
+
+using namespace ddlsim::models::convergence;
+
+namespace {
+
+/// n samples of d features in 3 classes, the class shifting the features' mean (learnable).
+std::shared_ptr<const Dataset> toy(std::size_t n, int d) {
+  auto data = std::make_shared<Dataset>();
+  data->name = "toy";
+  data->features = d;
+  data->classes = 3;
+  Rng rng(5);
+  for (std::size_t i = 0; i < n + n / 4; ++i) {
+    const auto label = static_cast<std::uint8_t>(rng.below(3));
+    auto& x = i < n ? data->train_x : data->test_x;
+    for (int j = 0; j < d; ++j) x.push_back(static_cast<float>(rng.uniform() + (j % 3 == label ? 0.5 : 0.0)));
+    (i < n ? data->train_y : data->test_y).push_back(label);
+  }
+  return data;
+}
+
+Settings settings(double lr = 0.3) {
+  Settings s;
+  s.learning_rate = lr;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("iid shards: equal parts and disjoint and every sample dealt") {
+  const std::vector<std::uint8_t> labels(103, 0);
+  const auto shards = make_shards(labels, 8, Shards::IID, 1);
+  REQUIRE(shards.size() == 8);
+  std::set<std::uint32_t> seen;
+  for (const auto& s : shards) {
+    CHECK((s.size() == 12 || s.size() == 13));
+    seen.insert(s.begin(), s.end());
+  }
+  CHECK(seen.size() == 103);
+  CHECK(make_shards(labels, 8, Shards::IID, 1) == shards);
+  CHECK(make_shards(labels, 8, Shards::IID, 2) != shards);
+  CHECK_THROWS_WITH((void)make_shards(labels, 104, Shards::IID, 1), "103 training samples cannot be dealt in 104 shards");
+}
+
+TEST_CASE("by_label shards: two pieces of the label-sorted split per worker") {
+  std::vector<std::uint8_t> labels;
+  for (int c = 0; c < 10; ++c) labels.insert(labels.end(), 100, static_cast<std::uint8_t>(c));
+  const auto shards = make_shards(labels, 5, Shards::BY_LABEL, 1);  // 10 pieces of one class each
+  std::set<std::uint32_t> seen;
+  for (const auto& s : shards) {
+    CHECK(s.size() == 200);
+    std::set<int> classes;
+    for (auto i : s) classes.insert(labels[i]);
+    CHECK(classes.size() <= 2);
+    seen.insert(s.begin(), s.end());
+  }
+  CHECK(seen.size() == 1000);
+}
+
+TEST_CASE("a worker's batches walk a fresh permutation of its shard each epoch") {
+  CoSimulation sim(toy(40, 4), settings(), Rule{}, 4, 3, 9);  // shards of 10
+  const auto& shard = sim.shards()[1];
+  std::vector<std::uint32_t> epoch;
+  for (int k = 0; k < 3; ++k) {
+    const auto b = sim.next_batch(1);
+    epoch.insert(epoch.end(), b.begin(), b.end());
+  }
+  const auto fourth = sim.next_batch(1);  // the epoch's last sample, then two of the next epoch
+  epoch.push_back(fourth[0]);
+  auto a = epoch, b = shard;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  CHECK(a == b);
+}
+
+TEST_CASE("bsp: one union-batch step equals the mean of the workers' gradients (1e-6)") {
+  const auto data = toy(400, 6);
+  const int n = 4, batch = 8;
+  CoSimulation sim(data, settings(), Rule{}, n, batch, 3);
+  CoSimulation batches(data, settings(), Rule{}, n, batch, 3);  // the same batches, drawn for the check
+  const Classifier& model = sim.classifier();
+  Vector theta = model.initial(3);
+  for (int k = 0; k < 20; ++k) {
+    (void)sim.iteration(k, k + 1.0, false);
+    Vector mean = Vector::Zero(theta.size());
+    for (int w = 0; w < n; ++w) {  // each worker's own mean gradient on its batch
+      const auto idx = batches.next_batch(w);
+      Matrix x(batch, data->features);
+      std::vector<std::uint8_t> y;
+      for (int i = 0; i < batch; ++i) {
+        for (int j = 0; j < data->features; ++j) x(i, j) = data->train_x[idx[static_cast<std::size_t>(i)] * 6 + static_cast<std::size_t>(j)];
+        y.push_back(data->train_y[idx[static_cast<std::size_t>(i)]]);
+      }
+      Vector g = Vector::Zero(theta.size());
+      (void)model.accumulate(theta, x, y.data(), g);
+      mean += g / batch;
+    }
+    theta -= 0.3 * (mean / n);
+  }
+  CHECK((sim.parameters() - theta).cwiseAbs().maxCoeff() <= 1e-6 * std::max(1.0, theta.cwiseAbs().maxCoeff()));
+}
+
+TEST_CASE("local SGD with H = 1 is bsp and with H = 2 the copies agree every second iteration") {
+  const auto data = toy(400, 6);
+  Rule h1{Rule::Kind::LOCAL_SGD, 1, 0};
+  CoSimulation bsp(data, settings(), Rule{}, 4, 8, 3), local(data, settings(), h1, 4, 8, 3);
+  for (int k = 0; k < 15; ++k) {
+    (void)bsp.iteration(k, k, false);
+    (void)local.iteration(k, k, false);
+  }
+  CHECK((bsp.parameters() - local.parameters()).cwiseAbs().maxCoeff() < 1e-12);
+
+  Rule h2{Rule::Kind::LOCAL_SGD, 2, 1};  // one bsp warm-up iteration, then averages after iterations 2, 4, ...
+  CoSimulation sim(data, settings(), h2, 4, 8, 3);
+  CHECK(sim.iteration(0, 1.0, false).has_value());   // warm-up: synchronised
+  CHECK(!sim.iteration(1, 2.0, false).has_value());  // local step: copies differ, not evaluated
+  const auto p = sim.iteration(2, 3.5, false);       // averaged
+  REQUIRE(p.has_value());
+  CHECK(p->time_s == 3.5);
+  CHECK(p->epochs == doctest::Approx(3.0 * 4 * 8 / 400));
+}
+
+TEST_CASE("evaluations every k synchronised iterations and at the last and training lowers the loss") {
+  Settings s = settings();
+  s.evaluate_every_iterations = 3;
+  CoSimulation sim(toy(400, 6), s, Rule{}, 2, 16, 1);
+  std::vector<int> at;
+  std::vector<double> loss;
+  for (int k = 0; k < 10; ++k)
+    if (const auto p = sim.iteration(k, k, k == 9)) {
+      at.push_back(p->iteration);
+      loss.push_back(p->test_loss);
+    }
+  CHECK(at == std::vector<int>{2, 5, 8, 9});
+  CHECK(loss.back() < loss.front());
+  CHECK(loss.front() < std::log(3.0));  // below chance after three steps
+}
