@@ -31,8 +31,26 @@ ConvergenceOutputs::ConvergenceOutputs(const sim::Scenario& scenario, std::funct
 }
 
 void ConvergenceOutputs::iteration(int k, double end_s) {
-  const auto p = sim_.iteration(k, end_s, k + 1 == scenario_.workload.iterations);
-  if (!p) return;
+  const bool last = k + 1 == scenario_.workload.iterations;
+  if (scenario_.training.convergence->rule.kind == models::convergence::Rule::Kind::ASYNC) {
+    if (++since_eval_ >= scenario_.training.convergence->settings.evaluate_every_iterations || last) {
+      async_evaluations_.push_back({k, end_s});
+      since_eval_ = 0;
+    }
+    return;
+  }
+  if (const auto p = sim_.iteration(k, end_s, last)) add(*p);
+}
+
+void ConvergenceOutputs::finish(const sim::SimulationResult& result) {
+  if (scenario_.training.convergence->rule.kind != models::convergence::Rule::Kind::ASYNC) return;
+  for (const auto& p : models::convergence::replay_updates(sim_, result.updates, result.bucket_bytes,
+                                                           scenario_.platform.parameter_servers, async_evaluations_))
+    add(p);
+}
+
+void ConvergenceOutputs::add(const models::convergence::Point& point) {
+  const std::optional<models::convergence::Point> p = point;
   ++evaluations_;
   open_() << fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f}\n", p->iteration, p->time_s, p->epochs, p->train_loss,
                          p->test_loss, p->test_accuracy);

@@ -4,6 +4,7 @@
 
 #include "scenario/scenario.hpp"
 #include "engine/iteration_records.hpp"
+#include "engine/simulation.hpp"
 
 #include <fstream>
 #include <functional>
@@ -22,6 +23,8 @@ class ConvergenceOutputs {
 
   /// Iteration `k` complete; `end_s`: when its last worker ended it.
   void iteration(int k, double end_s);
+  /// After the run: a parameter-server model's numerics, replayed from `result.updates`.
+  void finish(const sim::SimulationResult& result);
   /// summary.json's "convergence".
   [[nodiscard]] nlohmann::json summary() const;
   /// The run table's lines.
@@ -31,6 +34,9 @@ class ConvergenceOutputs {
   const sim::Scenario& scenario_;
   std::function<std::ofstream&()> open_;
   models::convergence::CoSimulation sim_;
+  void add(const models::convergence::Point& p);
+  std::vector<models::convergence::AsyncEvaluation> async_evaluations_;
+  int since_eval_ = 0;
   int evaluations_ = 0;
   std::optional<models::convergence::Point> last_, best_, reached_;  // reached_: the first at the target
 };

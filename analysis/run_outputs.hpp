@@ -35,7 +35,7 @@ class RunOutputs final : public sim::RecordSink {
   /// The files finish() wrote, summary.json first.
   [[nodiscard]] const std::vector<std::string>& written() const { return written_; }
   /// The co-simulated training (training.convergence); null without one.
-  [[nodiscard]] const ConvergenceOutputs* convergence() const { return convergence_.get(); }
+  [[nodiscard]] ConvergenceOutputs* convergence() { return convergence_.get(); }
 
  private:
   std::ofstream& open(std::ofstream& out, const std::string& name);

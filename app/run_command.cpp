@@ -154,7 +154,10 @@ int RunCommand::run(const Invocation& invocation) const {
   auto document = analysis::to_json(scenario, result, summary);
   document["complete"] = !result.stopped;
   document["stopped_by"] = result.stopped ? nlohmann::json(signal_name(signal)) : nlohmann::json(nullptr);
-  if (outputs.convergence() != nullptr) document["convergence"] = outputs.convergence()->summary();
+  if (outputs.convergence() != nullptr) {
+    outputs.convergence()->finish(result);
+    document["convergence"] = outputs.convergence()->summary();
+  }
   outputs.finish(result, document);
   if (!quiet_) {
     fmt::print("{}", analysis::format_table(scenario, result, summary));

@@ -67,6 +67,13 @@ class SimServerRuntime final : public models::ServerRuntime {
 
   void record_staleness(std::int64_t staleness) override { ctx_.result.staleness.add(staleness); }
 
+  void record_update(int bucket, const std::vector<models::Push>& applied, std::int64_t version_after) override {
+    if (!ctx_.scenario->training.convergence) return;  // kept only for the co-simulation
+    models::convergence::Update u{now(), server_, bucket, version_after, {}};
+    for (const auto& p : applied) u.gradients.push_back({p.worker, p.iteration, p.seen_version});
+    ctx_.result.updates.push_back(std::move(u));
+  }
+
   void record_held(const models::Push& push, double seconds) override {
     auto& it = ctx_.record(push.worker, push.iteration);
     auto& held = it.held.at(static_cast<std::size_t>(push.bucket));

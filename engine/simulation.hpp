@@ -10,6 +10,7 @@
 #include "scenario/collective_group.hpp"
 #include "engine/iteration_records.hpp"
 #include "models/adaptive_compression.hpp"
+#include "models/convergence/async_replay.hpp"
 #include "scenario/scenario.hpp"
 
 #include <cstdint>
@@ -65,6 +66,9 @@ struct SimulationResult {
   /// Adaptive compression: its explorations and the network it probed (per iteration).
   std::vector<models::Exploration> explorations;
   std::vector<models::NetworkProbe> probes;
+  /// With training.convergence under a parameter-server sync model: every update the servers
+  /// applied, in order (models/convergence/async_replay.hpp).
+  std::vector<models::convergence::Update> updates;
 };
 
 /// Called when every worker has ended an iteration: (iterations done, iterations, simulated seconds).

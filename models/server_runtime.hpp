@@ -50,6 +50,9 @@ class ServerRuntime {
   virtual void send_pull(int worker, int bucket, double bytes, std::int64_t version) = 0;
   /// Records the staleness of one applied gradient (updates applied since the worker's pull).
   virtual void record_staleness(std::int64_t staleness) = 0;
+  /// Records an update of this server's shard of `bucket`: the gradients it applied, and the
+  /// shard's version after it (the co-simulation replays them, models/convergence/async_replay.hpp).
+  virtual void record_update(int bucket, const std::vector<Push>& applied, std::int64_t version_after) = 0;
   /// Records that `push`'s pull was held `seconds` by a staleness bound before it was answered.
   virtual void record_held(const Push& push, double seconds) = 0;
 };

@@ -11,7 +11,7 @@ namespace {
 
 constexpr const char* PATH = "/training/convergence";
 /// The sync models whose numerics are co-simulated (models/convergence/cosimulation.hpp).
-constexpr const char* CO_SIMULATED = "bsp, local_sgd";
+constexpr const char* CO_SIMULATED = "bsp, local_sgd, asp, ssp";
 
 models::convergence::Rule rule_of(const Scenario& s) {
   models::convergence::Rule rule;
@@ -22,6 +22,10 @@ models::convergence::Rule rule_of(const Scenario& s) {
     rule.kind = models::convergence::Rule::Kind::LOCAL_SGD;
     rule.period = settings.at("period_iterations").get<int>();
     rule.warmup = settings.at("warmup_bsp_iterations").get<int>();
+    return rule;
+  }
+  if (name == "asp" || name == "ssp") {
+    rule.kind = models::convergence::Rule::Kind::ASYNC;
     return rule;
   }
   throw ConfigError(PATH, fmt::format("training is co-simulated with the sync models {}; \"{}\" is not co-simulated "

@@ -53,7 +53,7 @@ CoSimulation::CoSimulation(std::shared_ptr<const Dataset> data, const Settings& 
       model_(data_->features, data_->classes, settings.hidden_units) {
   shards_ = make_shards(data_->train_y, workers, settings.shards, seed);
   cursors_.resize(shards_.size());
-  workers_theta_.assign(rule.kind == Rule::Kind::BSP ? 1 : static_cast<std::size_t>(workers), model_.initial(seed));
+  workers_theta_.assign(rule.kind == Rule::Kind::LOCAL_SGD ? static_cast<std::size_t>(workers) : 1, model_.initial(seed));
   std::vector<std::uint32_t> all(data_->test_size());
   std::iota(all.begin(), all.end(), 0U);
   test_x_ = rows(all, data_->test_x);
@@ -121,6 +121,20 @@ void CoSimulation::step_local() {
   }
 }
 
+double CoSimulation::worker_gradient(int w, const Vector& theta, Vector& grad) {
+  const auto b = next_batch(w);
+  std::vector<std::uint8_t> y(b.size());
+  for (std::size_t i = 0; i < b.size(); ++i) y[i] = data_->train_y[b[i]];
+  grad = Vector::Zero(theta.size());
+  const double loss = model_.accumulate(theta, rows(b, data_->train_x), y.data(), grad);
+  grad /= static_cast<double>(b.size());
+  return loss;
+}
+
+Classifier::Score CoSimulation::evaluate(const Vector& theta) const {
+  return model_.evaluate(theta, test_x_, data_->test_y.data());
+}
+
 void CoSimulation::average() {
   Vector mean = Vector::Zero(workers_theta_.front().size());
   for (const auto& t : workers_theta_) mean += t;
@@ -129,6 +143,7 @@ void CoSimulation::average() {
 }
 
 std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
+  if (rule_.kind == Rule::Kind::ASYNC) return std::nullopt;  // replayed from the servers' updates (async_replay.hpp)
   if (rule_.kind == Rule::Kind::BSP) {
     step_union();
   } else if (k < rule_.warmup) {  // warm-up: bsp on the (identical) copies

@@ -50,7 +50,8 @@ struct Settings {
 
 /// What the sync model does to the parameters (see the header).
 struct Rule {
-  enum class Kind { BSP, LOCAL_SGD } kind = Kind::BSP;
+  /// ASYNC: asp and ssp, replayed from the servers' updates once the run is over (async_replay.hpp).
+  enum class Kind { BSP, LOCAL_SGD, ASYNC } kind = Kind::BSP;
   int period = 1;  // local_sgd: H
   int warmup = 0;  // local_sgd: K
   /// True when iteration k ends with every worker holding the same parameters.
@@ -84,6 +85,15 @@ class CoSimulation {
   /// Worker w's next batch of sample indices (advances its position); for tests.
   std::vector<std::uint32_t> next_batch(int w);
   [[nodiscard]] const std::vector<std::vector<std::uint32_t>>& shards() const { return shards_; }
+
+  // For the replay of parameter-server training (async_replay.cpp):
+  /// Worker w's mean gradient on its next batch at `theta`, into `grad`; the batch's summed loss.
+  double worker_gradient(int w, const Vector& theta, Vector& grad);
+  [[nodiscard]] Classifier::Score evaluate(const Vector& theta) const;
+  [[nodiscard]] Vector initial() const { return model_.initial(seed_); }
+  [[nodiscard]] const Settings& settings() const { return settings_; }
+  [[nodiscard]] std::int64_t batch() const { return batch_; }
+  [[nodiscard]] std::size_t train_size() const { return data_->train_size(); }
 
  private:
   void step_union();   // bsp

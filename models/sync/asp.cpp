@@ -40,6 +40,7 @@ class Asp final : public SyncModel {
       std::int64_t& v = version[push.bucket];
       srv.record_staleness(v - push.seen_version);
       ++v;
+      srv.record_update(push.bucket, {push}, v);
       srv.send_pull(push.worker, push.bucket, shard_bytes(srv, plan, push.bucket), v);
     }
   }

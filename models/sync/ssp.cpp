@@ -83,6 +83,7 @@ class Ssp final : public SyncModel {
     srv.compute(plan.profile->optimizer_s * share / srv.servers(), "update");
     for (const auto& g : gradients) srv.record_staleness(version - g.seen_version);
     ++version;
+    srv.record_update(static_cast<int>(bucket), gradients, version);
     gradients.clear();
   }
 

@@ -113,11 +113,11 @@ TEST_CASE("training.convergence refusals name the path and what is valid") {
     return err;
   };
   json doc = scenario();
-  doc["training"]["sync"] = json::parse(R"({"name": "asp"})");
-  doc["platform"]["parameter_servers"] = 1;
+  doc["training"]["sync"] = json::parse(R"({"name": "gossip"})");
   doc["training"].erase("collective");
   CHECK(refused(doc) == "ddlsim: error: /training/convergence: training is co-simulated with the sync models bsp, "
-                        "local_sgd; \"asp\" is not co-simulated (leave training.convergence out to simulate its time only)\n");
+                        "local_sgd, asp, ssp; \"gossip\" is not co-simulated (leave training.convergence out to simulate "
+                        "its time only)\n");
   doc = scenario();
   doc["workload"]["synthetic"]["grad_bytes"] = 40000;
   CHECK(refused(doc) == "ddlsim: error: /workload/synthetic/grad_bytes: the workload's gradients are 40000 bytes, but "
@@ -140,4 +140,41 @@ TEST_CASE("training.convergence refusals name the path and what is valid") {
   doc["training"]["convergence"]["hidden_units"] = 8;
   CHECK(refused(doc) == "ddlsim: error: /training/convergence/hidden_units: only with \"model\": \"mlp\" (softmax "
                         "regression has no hidden layer)\n");
+}
+
+TEST_CASE("asp co-simulation: one worker on one server is plain SGD and trains like bsp on one worker") {
+  json bsp = scenario();
+  bsp["platform"]["workers"] = 1;
+  json asp = bsp;
+  asp["platform"]["parameter_servers"] = 1;
+  asp["training"]["sync"] = json::parse(R"({"name": "asp"})");
+  asp["training"].erase("collective");
+  const Run a = run(asp), b = run(bsp);
+  REQUIRE(a.convergence.size() == b.convergence.size());
+  for (std::size_t i = 0; i < a.convergence.size(); ++i) {
+    CHECK(a.convergence.at(i, "test_accuracy") == b.convergence.at(i, "test_accuracy"));
+    CHECK(a.convergence.at(i, "test_loss") == b.convergence.at(i, "test_loss"));
+    CHECK(a.convergence.number(i, "time_s") ==
+          doctest::Approx(last_end(a.iterations, a.convergence.integer(i, "iteration"))).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("asp and ssp co-simulation on four workers and two servers train and take their times from the run") {
+  for (const char* sync : {R"({"name": "asp"})", R"({"name": "ssp", "params": {"staleness_bound": 1}})"}) {
+    CAPTURE(sync);
+    json doc = scenario();
+    doc["platform"]["parameter_servers"] = 2;
+    doc["training"]["sync"] = json::parse(sync);
+    doc["training"].erase("collective");
+    doc["training"]["convergence"]["learning_rate"] = 0.05;
+    const Run r = run(doc);
+    REQUIRE(r.convergence.size() == 6);
+    CHECK(r.convergence.number(5, "test_loss") < r.convergence.number(0, "test_loss"));
+    CHECK(r.convergence.number(5, "epochs") == doctest::Approx(30 * 4 * 16 / 2000.0).epsilon(1e-9));  // every gradient applied
+    for (std::size_t i = 0; i < r.convergence.size(); ++i)
+      CHECK(r.convergence.number(i, "time_s") ==
+            doctest::Approx(last_end(r.iterations, r.convergence.integer(i, "iteration"))).epsilon(1e-9));
+    const Run again = run(doc);
+    CHECK(again.csv_text == r.csv_text);
+  }
 }

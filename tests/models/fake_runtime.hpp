@@ -118,6 +118,15 @@ class FakeServerRuntime final : public models::ServerRuntime {
     log.push_back(fmt::format("pull:w{}:b{}:v{}", worker, bucket, version));
   }
   void record_staleness(std::int64_t s) override { staleness.push_back(s); }
+  void record_update(int bucket, const std::vector<models::Push>& applied, std::int64_t version_after) override {
+    updates.push_back({bucket, applied.size(), version_after});
+  }
+  struct UpdateRecord {
+    int bucket;
+    std::size_t gradients;
+    std::int64_t version_after;
+  };
+  std::vector<UpdateRecord> updates;
   void record_held(const models::Push& p, double seconds) override {
     log.push_back(fmt::format("held:w{}:i{}:{}s", p.worker, p.iteration, seconds));
   }
