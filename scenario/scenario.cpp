@@ -193,6 +193,8 @@ void read_training(ObjectReader& root, Scenario& s, const std::string& base_dir,
   read_compression_cost(t, s, base_dir);
   read_adaptive_compression(t, s, base_dir);
   const json* convergence = t.find("convergence");  // read once the sync model and compressor exist
+  if (convergence != nullptr && convergence->is_null())
+    throw ConfigError("/training/convergence", "expected an object, got null (leave it out for no co-simulation)");
   t.finish();
   {
     auto sync = models::SyncModelRegistry::instance().create(s.training.sync.name, s.training.sync.params,

@@ -137,6 +137,10 @@ TEST_CASE("training.convergence refusals name the path and what is valid") {
   CHECK(refused(doc) == "ddlsim: error: /training/convergence/dataset: unknown value \"cifar\"; valid values are: "
                         "fashion_mnist, digits\n");
   doc = scenario();
+  doc["training"]["convergence"] = nullptr;
+  CHECK(refused(doc) == "ddlsim: error: /training/convergence: expected an object, got null (leave it out for no "
+                        "co-simulation)\n");
+  doc = scenario();
   doc["training"]["convergence"]["hidden_units"] = 8;
   CHECK(refused(doc) == "ddlsim: error: /training/convergence/hidden_units: only with \"model\": \"mlp\" (softmax "
                         "regression has no hidden layer)\n");

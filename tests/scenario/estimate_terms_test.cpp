@@ -101,3 +101,18 @@ TEST_CASE("an event-triggered surrogate keeps constant state per iteration with 
   CHECK(staleness["max"].get<double>() > 2 * ddlsim::sim::Histogram::EXACT_BELOW);
   CHECK(staleness["histogram"].size() <= ddlsim::sim::Histogram::EXACT_LIMIT);
 }
+
+TEST_CASE("the co-simulated training's term: flops of the union batches and evaluations, memory of the data") {
+  namespace w = ddlsim::sim::work;
+  const json e = estimate(SCENARIOS + "/convergence_fashion_bsp.json");  // 8 x 32 samples, 400 iterations, 7,850 parameters
+  const json& t = term(e, "co-simulated training");
+  CHECK(t["path"] == "/training/convergence");
+  const double per_iteration = 8 * 32 * 7850.0 * w::NUMERICS_TRAIN_FLOPS + 10000 * 7850.0 * w::NUMERICS_EVAL_FLOPS / 10;
+  CHECK(t["wall_s"].get<double>() == doctest::Approx(400 * per_iteration / w::NUMERICS_FLOP_RATE));
+  CHECK(t["memory_bytes"].get<double>() == doctest::Approx((60000 * 5 + 10000 * 13) * 784.0 + 256 * 784 * 8.0));
+  const json local = estimate(SCENARIOS + "/convergence_fashion_bsp.json --set training.sync.name=local_sgd");
+  CHECK(term(local, "co-simulated training")["memory_bytes"].get<double>() ==
+        doctest::Approx(t["memory_bytes"].get<double>() + 8 * 7850 * 8.0));  // one copy per worker
+  const json none = estimate(SCENARIOS + "/resnet50_bsp_ring_10gbps.json");
+  for (const auto& x : none["terms"]) CHECK(x["what"] != "co-simulated training");
+}
