@@ -27,6 +27,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import units  # noqa: E402  (analysis/units.py)
 
 PROG = "plot_speedup.py"
+# sweep.csv's co-simulation columns that are empty where a point did not reach its target (docs/convergence.md).
+TARGET_COLUMNS = {"time_to_target_s", "iterations_to_target", "epochs_to_target"}
 SUMMARY_FIELDS_START = "workers"  # sweep.csv: grid columns first, then the summary fields from "workers" on
 REL_TOL = 1e-9  # numbers (after unit parsing) within this relative tolerance are equal
 
@@ -47,6 +49,10 @@ LABELS = {
 # Column (dotted scenario path or summary field) -> words, for titles, legends and axis labels.
 NAMES = {
     "workers": "workers",
+    "time_to_target_s": "time to target accuracy",
+    "iterations_to_target": "iterations to target accuracy",
+    "epochs_to_target": "epochs to target accuracy",
+    "final_test_accuracy": "final test accuracy",
     "platform.workers": "workers",
     "platform.parameter_servers": "parameter servers",
     "platform.topology": "topology",
@@ -435,6 +441,15 @@ def plot(args):
         series_cols = [c for c in grid if canonical(c) not in skip and len({r[c] for r in rows}) > 1]
     else:
         series_cols = series_arg
+
+    if canonical(y) in TARGET_COLUMNS:  # empty: the point did not reach the co-simulation's target
+        missing = sum(1 for r in rows if r[y] == "")
+        rows = [r for r in rows if r[y] != ""]
+        if not rows:
+            raise PlotError(f"no point reached the target accuracy: every {y} cell is empty")
+        if missing:
+            print(f"plot_speedup.py: note: {missing} point(s) did not reach the target accuracy ({y} empty) and are "
+                  "left out", file=sys.stderr)
 
     xaxis, yaxis = axis(x, rows), axis(y, rows)
     lines = {}  # series key -> {x: y}

@@ -23,6 +23,23 @@ SUMMARY_FIELDS = [
     "collective",
 ]
 
+# With training.convergence (docs/convergence.md), sweep.csv also holds these, from summary.json's
+# "convergence" (final_test_accuracy: its final evaluation's); empty where a point did not reach
+# the target.
+CONVERGENCE_FIELDS = [
+    "time_to_target_s",
+    "iterations_to_target",
+    "epochs_to_target",
+    "final_test_accuracy",
+]
+
+
+def convergence_cells(summary):
+    c = summary.get("convergence") or {}
+    return [c.get("time_to_target_s"), c.get("iterations_to_target"), c.get("epochs_to_target"),
+            (c.get("final") or {}).get("test_accuracy")]
+
+
 _PATH_RE = re.compile(r"^(/[^\s=]*|[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*)$")
 
 

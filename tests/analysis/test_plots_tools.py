@@ -284,6 +284,23 @@ class PlotCommandTest(unittest.TestCase):
         self.assertIn("(4 line(s), 12 point(s))", p.stderr)
         self.assertTrue(os.path.getsize(out) > 0)
 
+    def test_time_to_target_leaves_out_the_points_that_did_not_reach_it(self):
+        csv_path = os.path.join(self.tmp.name, "conv.csv")
+        write_csv(csv_path, ["platform.workers", "training.sync.name", "workers", "time_to_target_s"],
+                  [["2", "bsp", "2", "1.9"], ["4", "bsp", "4", "2.8"], ["2", "local_sgd", "2", ""],
+                   ["4", "local_sgd", "4", "0.5"]])
+        out = os.path.join(self.tmp.name, "t.png")
+        p = subprocess.run([sys.executable, PLOT, csv_path, "--y", "time_to_target_s", "--no-ideal", "--output", out],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("1 point(s) did not reach the target accuracy (time_to_target_s empty) and are left out", p.stderr)
+        self.assertIn("(2 line(s), 3 point(s))", p.stderr)
+        write_csv(csv_path, ["platform.workers", "workers", "time_to_target_s"], [["2", "2", ""]])
+        p = subprocess.run([sys.executable, PLOT, csv_path, "--y", "time_to_target_s", "--output", out],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("no point reached the target accuracy", p.stderr)
+
     def test_errors_are_one_line_and_exit_2(self):
         out = os.path.join(self.tmp.name, "x.png")
         for args, text in [(["--where", "nope=1"], "--where 'nope=1': expected COLUMN=VALUE"),

@@ -127,6 +127,29 @@ class SectionTest(SweepCase):
                 self.assertIn(message, self.refused(self.write_scenario(scenario(sweep))))
 
 
+class ConvergenceColumnsTest(SweepCase):
+    def test_time_to_target_columns_only_with_a_co_simulation(self):
+        doc = scenario(training={"sync": {"name": "bsp"}, "collective": {"name": "ring"},
+                                 "convergence": {"train_samples": 600, "test_samples": 200, "learning_rate": 0.2,
+                                                 "target_accuracy": 0.6, "evaluate_every_iterations": 5}})
+        doc["workload"] = {"synthetic": {"layers": 1, "grad_bytes": 31400}, "batch_size": 16, "iterations": 20}
+        out = os.path.join(self.tmp, "conv")
+        r = self.sweep(self.write_scenario(doc), "--grid", "platform.workers=1,2", "--ddlsim", DDLSIM, "--out", out, "-q")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = self.rows(out)
+        self.assertEqual(list(rows[0])[-4:], sweep_axes.CONVERGENCE_FIELDS)
+        for row in rows:
+            with open(os.path.join(out, "points", f"platform.workers={row['platform.workers']}", "summary.json")) as f:
+                c = json.load(f)["convergence"]
+            self.assertEqual(row["time_to_target_s"], repr(c["time_to_target_s"]) if c["reached_target"] else "")
+            self.assertEqual(row["final_test_accuracy"], repr(c["final"]["test_accuracy"]))
+        plain = os.path.join(self.tmp, "plain")
+        r = self.sweep(self.write_scenario(scenario(), "plain.json"), "--grid", "platform.workers=1,2",
+                       "--ddlsim", DDLSIM, "--out", plain, "-q")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("time_to_target_s", list(self.rows(plain)[0]))
+
+
 class SlurmScriptTest(SweepCase):
     def plan(self, out):
         with open(os.path.join(out, "slurm", "plan.json")) as f:
