@@ -28,10 +28,18 @@ double last_end_s(const std::vector<sim::IterationRecord>& records) {
 ConvergenceOutputs::ConvergenceOutputs(const sim::Scenario& scenario, std::function<std::ofstream&()> open)
     : scenario_(scenario), open_(std::move(open)), sim_(make(scenario)) {
   open_() << "iteration,time_s,epochs,train_loss,test_loss,test_accuracy\n";
+  const auto& c = *scenario.training.convergence;
+  if (c.settings.bsp_baseline && c.rule.kind != models::convergence::Rule::Kind::BSP)
+    bsp_.emplace(c.data, c.settings, models::convergence::Rule{}, scenario.platform.workers, scenario.workload.batch_size,
+                 scenario.seed);
 }
 
 void ConvergenceOutputs::iteration(int k, double end_s) {
   const bool last = k + 1 == scenario_.workload.iterations;
+  if (bsp_ && !bsp_reached_)  // until it reaches the target: its iterations to it are all it gives
+    if (const auto p = bsp_->iteration(k, end_s, last);
+        p && p->test_accuracy >= scenario_.training.convergence->settings.target_accuracy)
+      bsp_reached_ = p;
   if (scenario_.training.convergence->rule.kind == models::convergence::Rule::Kind::ASYNC) {
     if (++since_eval_ >= scenario_.training.convergence->settings.evaluate_every_iterations || last) {
       async_evaluations_.push_back({k, end_s});
@@ -80,6 +88,17 @@ nlohmann::json ConvergenceOutputs::summary() const {
   j["epochs_to_target"] = reached_ ? nlohmann::json(reached_->epochs) : nlohmann::json(nullptr);
   j["final"] = point_json(last_);
   j["best"] = point_json(best_);
+  if (bsp_) {
+    // Pollux's statistical efficiency (Qiao et al., OSDI 2021): the progress a sample makes here
+    // relative to bsp's, measured as the training samples each needs to the target.
+    nlohmann::json e;
+    e["basis"] = "bsp co-simulated on the same data, shards, batches and seed";
+    e["bsp_iterations_to_target"] = bsp_reached_ ? nlohmann::json(bsp_reached_->iteration + 1) : nlohmann::json(nullptr);
+    e["bsp_epochs_to_target"] = bsp_reached_ ? nlohmann::json(bsp_reached_->epochs) : nlohmann::json(nullptr);
+    e["relative_to_bsp"] = bsp_reached_ && reached_ ? nlohmann::json(bsp_reached_->epochs / reached_->epochs)
+                                                    : nlohmann::json(nullptr);
+    j["statistical_efficiency"] = e;
+  }
   return j;
 }
 
@@ -93,6 +112,14 @@ std::string ConvergenceOutputs::table() const {
   else
     out += fmt::format("  target {:.1f} % test accuracy not reached in {} iterations\n", 100 * c.settings.target_accuracy,
                        scenario_.workload.iterations);
+  if (bsp_) {
+    if (bsp_reached_ && reached_)
+      out += fmt::format("  statistical efficiency relative to bsp: {:.3g} (bsp reaches the target in {:.3g} epochs)\n",
+                         bsp_reached_->epochs / reached_->epochs, bsp_reached_->epochs);
+    else
+      out += fmt::format("  statistical efficiency relative to bsp: unknown ({} not reach the target)\n",
+                         !bsp_reached_ && !reached_ ? "neither run did" : !bsp_reached_ ? "bsp did" : "this run did");
+  }
   if (last_)
     out += fmt::format("  final test accuracy {:.2f} %, test loss {:.4f} (iteration {}, {:.6g} s)\n",
                        100 * last_->test_accuracy, last_->test_loss, last_->iteration + 1, last_->time_s);

@@ -38,6 +38,9 @@ class ConvergenceOutputs {
   std::vector<models::convergence::AsyncEvaluation> async_evaluations_;
   int since_eval_ = 0;
   int evaluations_ = 0;
+  /// The bsp baseline of a relaxed model (Settings::bsp_baseline), and when it reached the target.
+  std::optional<models::convergence::CoSimulation> bsp_;
+  std::optional<models::convergence::Point> bsp_reached_;
   std::optional<models::convergence::Point> last_, best_, reached_;  // reached_: the first at the target
 };
 

@@ -53,6 +53,7 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json& value, const
   c.evaluate_every_iterations = static_cast<int>(r.integer("evaluate_every_iterations", 1, 1, 1'000'000'000));
   c.train_samples = r.integer("train_samples", 0, 0, 100'000'000);
   c.test_samples = r.integer("test_samples", 0, 0, 100'000'000);
+  c.bsp_baseline = r.boolean("bsp_baseline", true);
   r.finish();
 
   spec->rule = rule_of(s);

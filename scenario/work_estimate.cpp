@@ -144,13 +144,17 @@ void add_convergence_term(const WorkPlan& w, const RunCounts& c, std::vector<Wor
   const double flops = samples * params * NUMERICS_TRAIN_FLOPS +
                        static_cast<double>(d.test_size()) * params * NUMERICS_EVAL_FLOPS / conv.settings.evaluate_every_iterations;
   // Floats, the test split as doubles too, and the decompressed file while it is read (a byte per pixel).
+  const bool baseline = conv.settings.bsp_baseline && conv.rule.kind != models::convergence::Rule::Kind::BSP;
+  // A relaxed model's bsp baseline trains and evaluates as much again (until it reaches the target).
+  const double runs = baseline ? 2 : 1;
   double memory = static_cast<double>(d.train_size() * 5 + d.test_size() * 13) * d.features;
   memory += std::min(samples, 4096.0) * d.features * 8;  // a union batch's chunk
   if (conv.rule.kind == models::convergence::Rule::Kind::LOCAL_SGD) memory += c.n * params * 8;
   if (conv.rule.kind == models::convergence::Rule::Kind::ASYNC)  // the log, and versions kept for stale gradients
     memory += c.iterations * c.n * c.buckets * c.servers * UPDATE_LOG_BYTES + c.n * params * 8;
   // A per-iteration term's memory is the run's (estimate_work adds it once).
-  per_iteration.push_back({"co-simulated training", "/training/convergence", flops / NUMERICS_FLOP_RATE, memory});
+  if (baseline) memory += params * 8;
+  per_iteration.push_back({"co-simulated training", "/training/convergence", runs * flops / NUMERICS_FLOP_RATE, memory});
 }
 
 /// Per iteration: the communication (collectives, subgroup flags, parameter servers, point to

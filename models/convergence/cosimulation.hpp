@@ -46,6 +46,9 @@ struct Settings {
   int evaluate_every_iterations = 1; // and the last iteration
   std::int64_t train_samples = 0;    // 0: the whole split
   std::int64_t test_samples = 0;
+  /// Relaxed models (local SGD, asp, ssp): also train bsp on the same data, batches and seed, for
+  /// the statistical efficiency relative to it.
+  bool bsp_baseline = true;
 };
 
 /// What the sync model does to the parameters (see the header).

@@ -182,3 +182,24 @@ TEST_CASE("asp and ssp co-simulation on four workers and two servers train and t
     CHECK(again.csv_text == r.csv_text);
   }
 }
+
+TEST_CASE("a relaxed model's statistical efficiency is bsp's samples to the target over its own") {
+  json local = scenario();
+  local["training"]["sync"] = json::parse(R"({"name": "local_sgd", "params": {"period_iterations": 2}})");
+  local["training"]["convergence"]["evaluate_every_iterations"] = 2;
+  json bsp = scenario();
+  bsp["training"]["convergence"]["evaluate_every_iterations"] = 2;
+  const Run l = run(local), b = run(bsp);
+  const json& s = l.summary.at("convergence");
+  const json& base = b.summary.at("convergence");
+  REQUIRE(s.at("reached_target") == true);
+  REQUIRE(base.at("reached_target") == true);
+  CHECK(b.summary.at("convergence").count("statistical_efficiency") == 0);  // bsp has no baseline but itself
+  const json& e = s.at("statistical_efficiency");
+  CHECK(e.at("bsp_iterations_to_target") == base.at("iterations_to_target"));
+  CHECK(e.at("bsp_epochs_to_target").get<double>() == doctest::Approx(base.at("epochs_to_target").get<double>()));
+  CHECK(e.at("relative_to_bsp").get<double>() ==
+        doctest::Approx(base.at("epochs_to_target").get<double>() / s.at("epochs_to_target").get<double>()));
+  local["training"]["convergence"]["bsp_baseline"] = false;
+  CHECK(run(local).summary.at("convergence").count("statistical_efficiency") == 0);
+}

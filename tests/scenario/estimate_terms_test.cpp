@@ -112,7 +112,11 @@ TEST_CASE("the co-simulated training's term: flops of the union batches and eval
   CHECK(t["memory_bytes"].get<double>() == doctest::Approx((60000 * 5 + 10000 * 13) * 784.0 + 256 * 784 * 8.0));
   const json local = estimate(SCENARIOS + "/convergence_fashion_bsp.json --set training.sync.name=local_sgd");
   CHECK(term(local, "co-simulated training")["memory_bytes"].get<double>() ==
-        doctest::Approx(t["memory_bytes"].get<double>() + 8 * 7850 * 8.0));  // one copy per worker
+        doctest::Approx(t["memory_bytes"].get<double>() + 9 * 7850 * 8.0));  // one copy per worker, and bsp's
+  CHECK(term(local, "co-simulated training")["wall_s"].get<double>() == doctest::Approx(2 * t["wall_s"].get<double>()));
+  const json alone = estimate(SCENARIOS + "/convergence_fashion_bsp.json --set training.sync.name=local_sgd "
+                                          "--set training.convergence.bsp_baseline=false");
+  CHECK(term(alone, "co-simulated training")["wall_s"].get<double>() == doctest::Approx(t["wall_s"].get<double>()));
   const json none = estimate(SCENARIOS + "/resnet50_bsp_ring_10gbps.json");
   for (const auto& x : none["terms"]) CHECK(x["what"] != "co-simulated training");
 }
