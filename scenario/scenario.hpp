@@ -183,6 +183,7 @@ struct AdaptiveCompressionSpec {
 struct ConvergenceSpec {
   models::convergence::Settings settings;
   models::convergence::Rule rule;
+  models::convergence::Compression compression;  // its bucket_bytes filled from the plan at the run
   std::shared_ptr<const models::convergence::Dataset> data;
 };
 

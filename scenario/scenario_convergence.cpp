@@ -57,11 +57,24 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json& value, const
   r.finish();
 
   spec->rule = rule_of(s);
-  if (s.training.compressor.name != "none")
+  const std::string& compressor = s.training.compressor.name;
+  if (compressor == "topk" || compressor == "randomk") {
+    if (spec->rule.kind != models::convergence::Rule::Kind::BSP)
+      throw ConfigError("/training/compressor/name",
+                        fmt::format("compressor \"{}\" with training.convergence: compressors are co-simulated with "
+                                    "bsp only (sync model \"{}\")",
+                                    compressor, excerpt(s.training.sync.name)));
+    const auto settings = s.training.compressor_model->settings();
+    spec->compression.kind = compressor == "topk" ? models::convergence::Compression::Kind::TOPK
+                                                  : models::convergence::Compression::Kind::RANDOMK;
+    spec->compression.ratio = settings.at("ratio").get<double>();
+    spec->compression.error_feedback = settings.at("error_feedback").get<bool>();
+  } else if (compressor != "none") {
     throw ConfigError("/training/compressor/name",
-                      fmt::format("compressor \"{}\" with training.convergence: compressors are not co-simulated yet "
-                                  "(valid: none)",
-                                  excerpt(s.training.compressor.name)));
+                      fmt::format("compressor \"{}\" with training.convergence: co-simulated compressors are topk and "
+                                  "randomk (valid: none, topk, randomk)",
+                                  excerpt(compressor)));
+  }
   if (s.training.adaptive.enabled)
     throw ConfigError("/training/adaptive_compression", "not with training.convergence: compressors are not co-simulated yet");
   try {

@@ -144,7 +144,8 @@ void add_convergence_term(const WorkPlan& w, const RunCounts& c, std::vector<Wor
   const double flops = samples * params * NUMERICS_TRAIN_FLOPS +
                        static_cast<double>(d.test_size()) * params * NUMERICS_EVAL_FLOPS / conv.settings.evaluate_every_iterations;
   // Floats, the test split as doubles too, and the decompressed file while it is read (a byte per pixel).
-  const bool baseline = conv.settings.bsp_baseline && conv.rule.kind != models::convergence::Rule::Kind::BSP;
+  const bool compressed = conv.compression.kind != models::convergence::Compression::Kind::NONE;
+  const bool baseline = conv.settings.bsp_baseline && (conv.rule.kind != models::convergence::Rule::Kind::BSP || compressed);
   // A relaxed model's bsp baseline trains and evaluates as much again (until it reaches the target).
   const double runs = baseline ? 2 : 1;
   double memory = static_cast<double>(d.train_size() * 5 + d.test_size() * 13) * d.features;
@@ -154,6 +155,7 @@ void add_convergence_term(const WorkPlan& w, const RunCounts& c, std::vector<Wor
     memory += c.iterations * c.n * c.buckets * c.servers * UPDATE_LOG_BYTES + c.n * params * 8;
   // A per-iteration term's memory is the run's (estimate_work adds it once).
   if (baseline) memory += params * 8;
+  if (compressed && conv.compression.error_feedback) memory += c.n * params * 8;  // the workers' residuals
   per_iteration.push_back({"co-simulated training", "/training/convergence", runs * flops / NUMERICS_FLOP_RATE, memory});
 }
 

@@ -51,6 +51,16 @@ struct Settings {
   bool bsp_baseline = true;
 };
 
+/// The gradient compressor applied to the real tensors (bsp only): every worker's gradient (plus its
+/// error-feedback residual) sparsified per bucket before the mean; with error feedback the rest
+/// is kept for its next iteration (Stich et al., NeurIPS 2018; Aji & Heafield, EMNLP 2017).
+struct Compression {
+  enum class Kind { NONE, TOPK, RANDOMK } kind = Kind::NONE;
+  double ratio = 1;            // k = ceil(ratio n) per bucket of n parameters
+  bool error_feedback = true;
+  std::vector<double> bucket_bytes;  // the plan's buckets: bucket b holds its share of the parameters, in order
+};
+
 /// What the sync model does to the parameters (see the header).
 struct Rule {
   /// ASYNC: asp and ssp, replayed from the servers' updates once the run is over (async_replay.hpp).
@@ -76,7 +86,7 @@ struct Point {
 class CoSimulation {
  public:
   CoSimulation(std::shared_ptr<const Dataset> data, const Settings& settings, Rule rule, int workers,
-               std::int64_t batch_per_worker, std::uint64_t seed);
+               std::int64_t batch_per_worker, std::uint64_t seed, Compression compression = {});
 
   /// Iteration `k` (every worker has ended it, the last at `end_s`): the parameters after it, and
   /// an evaluation when one falls here (every evaluate_every_iterations-th synchronised iteration,
@@ -100,6 +110,7 @@ class CoSimulation {
 
  private:
   void step_union();   // bsp
+  void step_compressed(int k);  // bsp under a compressor: each worker's gradient compressed
   void step_local();   // every worker on its own copy
   void average();
   [[nodiscard]] Matrix rows(const std::vector<std::uint32_t>& idx, const std::vector<float>& x) const;
@@ -111,6 +122,8 @@ class CoSimulation {
   std::int64_t batch_;
   std::uint64_t seed_;
   Classifier model_;
+  Compression compression_;
+  std::vector<Vector> residuals_;  // error feedback, per worker
   std::vector<Vector> workers_theta_;  // one copy (bsp, synchronised) or one per worker
   std::vector<std::vector<std::uint32_t>> shards_;
   struct Cursor {

@@ -127,7 +127,7 @@ TEST_CASE("training.convergence refusals name the path and what is valid") {
   doc["training"]["compressor"] = json::parse(R"({"name": "fp16"})");
   doc["training"]["compression_cost"] = json::parse(R"({"encode": {"fixed_s": 0}, "decode": {"fixed_s": 0}})");
   CHECK(refused(doc) == "ddlsim: error: /training/compressor/name: compressor \"fp16\" with training.convergence: "
-                        "compressors are not co-simulated yet (valid: none)\n");
+                        "co-simulated compressors are topk and randomk (valid: none, topk, randomk)\n");
   doc = scenario();
   doc["training"]["convergence"]["train_samples"] = 3;
   CHECK(refused(doc) == "ddlsim: error: /training/convergence/train_samples: 3 training samples cannot be dealt to 4 "
@@ -202,4 +202,19 @@ TEST_CASE("a relaxed model's statistical efficiency is bsp's samples to the targ
         doctest::Approx(base.at("epochs_to_target").get<double>() / s.at("epochs_to_target").get<double>()));
   local["training"]["convergence"]["bsp_baseline"] = false;
   CHECK(run(local).summary.at("convergence").count("statistical_efficiency") == 0);
+}
+
+TEST_CASE("topk co-simulated with bsp: at ratio 1 it trains as dense bsp and its statistical efficiency is 1") {
+  json doc = scenario();
+  doc["training"]["compressor"] = json::parse(R"({"name": "topk", "params": {"ratio": 1}})");
+  doc["training"]["collective"] = json::parse(R"({"name": "ring_allgather"})");
+  doc["training"]["compression_cost"] = json::parse(R"({"encode": {"fixed_s": 0}, "decode": {"fixed_s": 0}})");
+  const Run sparse = run(doc), dense = run(scenario());
+  REQUIRE(sparse.convergence.size() == dense.convergence.size());
+  for (std::size_t i = 0; i < dense.convergence.size(); ++i)
+    CHECK(sparse.convergence.at(i, "test_accuracy") == dense.convergence.at(i, "test_accuracy"));
+  const json& e = sparse.summary.at("convergence").at("statistical_efficiency");
+  CHECK(e.at("relative_to_bsp").get<double>() == doctest::Approx(1.0).epsilon(1e-12));
+  doc["training"]["compressor"]["params"]["ratio"] = 0.01;
+  CHECK(run(doc).csv_text != sparse.csv_text);
 }

@@ -144,3 +144,51 @@ TEST_CASE("evaluations every k synchronised iterations and at the last and train
   CHECK(loss.back() < loss.front());
   CHECK(loss.front() < std::log(3.0));  // below chance after three steps
 }
+
+TEST_CASE("bsp with topk at ratio 1 is dense bsp and with error feedback keeps what topk left out") {
+  const auto data = toy(400, 6);  // 21 parameters
+  Compression all{Compression::Kind::TOPK, 1.0, true, {84.0}};
+  CoSimulation dense(data, settings(), Rule{}, 3, 8, 4), sparse(data, settings(), Rule{}, 3, 8, 4, all);
+  for (int k = 0; k < 10; ++k) {
+    (void)dense.iteration(k, k, false);
+    (void)sparse.iteration(k, k, false);
+  }
+  CHECK((dense.parameters() - sparse.parameters()).cwiseAbs().maxCoeff() < 1e-12);
+
+  // Ratio 0.25 on two buckets (12 and 9 parameters: k = 3 and 3), two iterations by hand.
+  Compression quarter{Compression::Kind::TOPK, 0.25, true, {48.0, 36.0}};
+  CoSimulation sim(data, settings(), Rule{}, 2, 8, 4, quarter), check(data, settings(), Rule{}, 2, 8, 4);
+  Vector theta = check.initial();
+  std::vector<Vector> residual(2, Vector::Zero(theta.size()));
+  for (int k = 0; k < 2; ++k) {
+    (void)sim.iteration(k, k, false);
+    Vector mean = Vector::Zero(theta.size()), g;
+    for (int w = 0; w < 2; ++w) {
+      (void)check.worker_gradient(w, theta, g);
+      g += residual[static_cast<std::size_t>(w)];
+      Vector sent = Vector::Zero(theta.size());
+      for (auto [lo, n] : {std::pair<int, int>{0, 12}, {12, 9}}) {
+        for (int pick = 0; pick < 3; ++pick) {  // the 3 largest |g| not taken yet
+          int best = -1;
+          for (int i = lo; i < lo + n; ++i)
+            if (sent[i] == 0 && (best < 0 || std::abs(g[i]) > std::abs(g[best]))) best = i;
+          sent[best] = g[best];
+        }
+      }
+      residual[static_cast<std::size_t>(w)] = g - sent;
+      mean += sent / 2;
+    }
+    theta -= 0.3 * mean;
+  }
+  CHECK((sim.parameters() - theta).cwiseAbs().maxCoeff() < 1e-12);
+}
+
+TEST_CASE("bsp with randomk: every worker sends the same k indices so the step touches k parameters per bucket") {
+  const auto data = toy(400, 6);
+  Compression random{Compression::Kind::RANDOMK, 0.2, false, {84.0}};  // k = ceil(0.2 x 21) = 5
+  CoSimulation sim(data, settings(), Rule{}, 4, 8, 2, random);
+  (void)sim.iteration(0, 1.0, false);  // softmax starts at zero: only the k sent entries move
+  CHECK((sim.parameters().array() != 0.0).count() == 5);
+  CHECK_THROWS_WITH(CoSimulation(data, settings(), Rule{Rule::Kind::LOCAL_SGD, 2, 0}, 4, 8, 2, random),
+                    "a compressor is co-simulated with bsp only");
+}
