@@ -2,6 +2,7 @@
 // evaluations happen, and summary.json's "convergence" (docs/outputs.md).
 #pragma once
 
+#include "scenario/convergence_spec.hpp"
 #include "scenario/scenario.hpp"
 #include "engine/iteration_records.hpp"
 #include "engine/simulation.hpp"

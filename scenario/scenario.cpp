@@ -1,3 +1,4 @@
+#include "scenario/convergence_spec.hpp"
 #include "scenario/scenario.hpp"
 
 #include "scenario/run_plan.hpp"

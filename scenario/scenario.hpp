@@ -14,7 +14,6 @@
 #include "models/adaptive_compression.hpp"
 #include "models/compression_cost.hpp"
 #include "models/sync_model.hpp"
-#include "models/convergence/cosimulation.hpp"
 #include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
 
@@ -178,14 +177,8 @@ struct AdaptiveCompressionSpec {
   std::vector<std::shared_ptr<const models::Compressor>> candidates;
 };
 
-/// "training.convergence" (scenario/scenario_convergence.cpp; docs/convergence.md): a real model
-/// trained on a real dataset as the simulation runs.
-struct ConvergenceSpec {
-  models::convergence::Settings settings;
-  models::convergence::Rule rule;
-  models::convergence::Compression compression;  // its bucket_bytes filled from the plan at the run
-  std::shared_ptr<const models::convergence::Dataset> data;
-};
+/// "training.convergence": scenario/convergence_spec.hpp.
+struct ConvergenceSpec;
 
 struct TrainingSpec {
   Plugin sync{"bsp"};
@@ -287,10 +280,6 @@ void read_adaptive_compression(ObjectReader& training, Scenario& s, const std::s
 /// Checks the compressor against the sync model, the collective and its costs; under a
 /// gathering compressor "auto" becomes the all-gather (scenario/scenario_compression.cpp).
 void check_compression(Scenario& s);
-
-/// Reads "training.convergence" (`value`, at /training/convergence) once the sync model, the
-/// compressor and the batch are known (scenario/scenario_convergence.cpp); loads its dataset.
-std::shared_ptr<const ConvergenceSpec> read_convergence(const json& value, const Scenario& s);
 
 /// Validates a scenario document. `base_dir` resolves relative profile paths.
 Scenario parse_scenario(const json& doc, const std::string& base_dir);

@@ -1,5 +1,6 @@
 // ddlsim: the scenario's "training.convergence" section: co-simulating a real model's training
 // (models/convergence/cosimulation.hpp; docs/convergence.md has every key).
+#include "scenario/convergence_spec.hpp"
 #include "scenario/scenario.hpp"
 
 #include <cmath>

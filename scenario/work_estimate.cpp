@@ -129,36 +129,6 @@ void add_replay_terms(const WorkPlan& w, const RunCounts& c, std::vector<WorkTer
   }
 }
 
-/// Per iteration: the co-simulated training (training.convergence, docs/convergence.md): N b
-/// samples' forward and backward (6 flops per sample and parameter), the test split's forward
-/// every evaluate_every_iterations (2 per sample and parameter); memory for the data (loaded as
-/// floats, the test split also as doubles), local SGD's N copies, and the servers' update log.
-void add_convergence_term(const WorkPlan& w, const RunCounts& c, std::vector<WorkTerm>& per_iteration) {
-  const Scenario& s = w.scenario;
-  if (!s.training.convergence) return;
-  const auto& conv = *s.training.convergence;
-  const auto& d = *conv.data;
-  const double params = static_cast<double>(
-      models::convergence::Classifier(d.features, d.classes, conv.settings.hidden_units).parameters());
-  const double samples = c.n * static_cast<double>(s.workload.batch_size);
-  const double flops = samples * params * NUMERICS_TRAIN_FLOPS +
-                       static_cast<double>(d.test_size()) * params * NUMERICS_EVAL_FLOPS / conv.settings.evaluate_every_iterations;
-  // Floats, the test split as doubles too, and the decompressed file while it is read (a byte per pixel).
-  const bool compressed = conv.compression.kind != models::convergence::Compression::Kind::NONE;
-  const bool baseline = conv.settings.bsp_baseline && (conv.rule.kind != models::convergence::Rule::Kind::BSP || compressed);
-  // A relaxed model's bsp baseline trains and evaluates as much again (until it reaches the target).
-  const double runs = baseline ? 2 : 1;
-  double memory = static_cast<double>(d.train_size() * 5 + d.test_size() * 13) * d.features;
-  memory += std::min(samples, 4096.0) * d.features * 8;  // a union batch's chunk
-  if (conv.rule.kind == models::convergence::Rule::Kind::LOCAL_SGD) memory += c.n * params * 8;
-  if (conv.rule.kind == models::convergence::Rule::Kind::ASYNC)  // the log, and versions kept for stale gradients
-    memory += c.iterations * c.n * c.buckets * c.servers * UPDATE_LOG_BYTES + c.n * params * 8;
-  // A per-iteration term's memory is the run's (estimate_work adds it once).
-  if (baseline) memory += params * 8;
-  if (compressed && conv.compression.error_feedback) memory += c.n * params * 8;  // the workers' residuals
-  per_iteration.push_back({"co-simulated training", "/training/convergence", runs * flops / NUMERICS_FLOP_RATE, memory});
-}
-
 /// Per iteration: the communication (collectives, subgroup flags, parameter servers, point to
 /// point); adds the engine events and flows it makes.
 void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<WorkTerm>& per_iteration,
@@ -288,7 +258,7 @@ WorkEstimate estimate_work(const WorkPlan& w) {
 
   std::vector<WorkTerm> per_iteration;
   add_replay_terms(w, c, per_iteration);
-  add_convergence_term(w, c, per_iteration);
+  if (auto t = convergence_work_term(w.scenario, c.n, c.iterations, c.buckets, c.servers)) per_iteration.push_back(*t);
   double events = c.simulated * c.calls, flows = 0;
   add_communication_terms(w, c, per_iteration, events, flows);
   const double trace_wall_s = add_link_trace_term(w, c, e);

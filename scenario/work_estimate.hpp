@@ -59,6 +59,11 @@ inline constexpr double MAX_WALL_S = 3600;
 
 WorkEstimate estimate_work(const WorkPlan& plan);
 
+/// The co-simulated training's term, per iteration (wall) and for the run (memory); none without
+/// training.convergence (scenario/work_estimate_convergence.cpp).
+std::optional<WorkTerm> convergence_work_term(const Scenario& s, double workers, double iterations, double buckets,
+                                              double servers);
+
 /// Per collective call of `bytes` at flow fidelity, for rank `rank`: its sends, the steps it holds
 /// at once (a generated schedule: one), the sum over its steps of the step's sends squared (a
 /// step's flows share its NIC: each start and end re-shares the bandwidth among them), and the
