@@ -38,6 +38,9 @@ ConvergenceOutputs::ConvergenceOutputs(const sim::Scenario& scenario, std::funct
       (c.rule.kind != models::convergence::Rule::Kind::BSP || c.compression.kind != models::convergence::Compression::Kind::NONE))
     bsp_.emplace(c.data, c.settings, models::convergence::Rule{}, scenario.platform.workers, scenario.workload.batch_size,
                  scenario.seed);
+  if (c.rule.kind == models::convergence::Rule::Kind::PEER)  // driven by the worker loops as the run goes
+    peer_ = std::make_unique<models::convergence::PeerTraining>(sim_, scenario.platform.workers, scenario.workload.iterations,
+                                                                [this](const models::convergence::Point& p) { add(p); });
 }
 
 void ConvergenceOutputs::iteration(int k, double end_s) {
@@ -53,6 +56,7 @@ void ConvergenceOutputs::iteration(int k, double end_s) {
     }
     return;
   }
+  if (peer_) return;  // its points come from the worker loops (peer_training.hpp)
   if (const auto p = sim_.iteration(k, end_s, last)) add(*p);
 }
 

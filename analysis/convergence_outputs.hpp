@@ -6,6 +6,7 @@
 #include "scenario/scenario.hpp"
 #include "engine/iteration_records.hpp"
 #include "engine/simulation.hpp"
+#include "models/convergence/peer_training.hpp"
 
 #include <fstream>
 #include <functional>
@@ -24,6 +25,9 @@ class ConvergenceOutputs {
 
   /// Iteration `k` complete; `end_s`: when its last worker ended it.
   void iteration(int k, double end_s);
+  /// Gossip and event_triggered: the training their worker loops drive (RunOptions::peer_training);
+  /// null for the other sync models.
+  [[nodiscard]] models::convergence::PeerTraining* peer_training() { return peer_.get(); }
   /// After the run: a parameter-server model's numerics, replayed from `result.updates`.
   void finish(const sim::SimulationResult& result);
   /// summary.json's "convergence".
@@ -35,6 +39,7 @@ class ConvergenceOutputs {
   const sim::Scenario& scenario_;
   std::function<std::ofstream&()> open_;
   models::convergence::CoSimulation sim_;
+  std::unique_ptr<models::convergence::PeerTraining> peer_;
   void add(const models::convergence::Point& p);
   std::vector<models::convergence::AsyncEvaluation> async_evaluations_;
   int since_eval_ = 0;

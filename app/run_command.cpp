@@ -122,6 +122,7 @@ int RunCommand::run(const Invocation& invocation) const {
   options.stop_requested = [] { return stop_signal() != 0; };
   options.phase = [&progress](const char* what) { progress.phase(what); };
   options.every_worker = every_worker_;
+  if (outputs.convergence() != nullptr) options.peer_training = outputs.convergence()->peer_training();
   const MachineLimits limits = limits_with_options(dir.dir(), max_time_, max_memory_);
   options.before_run = [&](const WorkPlan& plan) {
     const WorkEstimate estimate = estimate_work(WorkPlan{plan.scenario, plan.plan, plan.group, plan.ab, every_worker_});

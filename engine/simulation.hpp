@@ -11,6 +11,7 @@
 #include "engine/iteration_records.hpp"
 #include "models/adaptive_compression.hpp"
 #include "models/convergence/async_replay.hpp"
+#include "models/convergence/peer_training.hpp"
 #include "scenario/scenario.hpp"
 
 #include <cstdint>
@@ -96,6 +97,9 @@ struct RunOptions {
   /// The fiber lane simulates one worker per class of identical workers where it can
   /// (engine/worker_classes.hpp); true simulates every worker (tests compare the two).
   bool every_worker = false;
+  /// Decentralised sync models' co-simulated training (training.convergence with gossip or
+  /// event_triggered): the worker loops drive it as they run. Null: none.
+  models::convergence::PeerTraining* peer_training = nullptr;
 };
 
 /// Runs the scenario. `engine_args` are SimGrid flags (--cfg=..., --log=...).

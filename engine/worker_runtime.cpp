@@ -23,6 +23,9 @@ class SimRuntime final : public LazyRuntime, public models::PeerComm {
   void record_neighbour_staleness(std::int64_t iterations) override {
     ctx_.result.neighbour_staleness.add(iterations);
   }
+  [[nodiscard]] models::convergence::PeerTraining* training() const override {
+    return ctx_.options != nullptr ? ctx_.options->peer_training : nullptr;
+  }
 
   void submit(const models::CommRequest& request) override {
     auto& state = ctx_.workers[static_cast<std::size_t>(rank_)];

@@ -8,10 +8,21 @@
 
 namespace ddlsim::models {
 
-DecisionSource read_decision_source(ObjectReader& params, bool surrogate_needs_trace) {
+DecisionSource read_decision_source(ObjectReader& params, bool surrogate_needs_trace, bool live_allowed) {
   DecisionSource s;
   s.path = params.path();
-  s.surrogate = params.choice("decisions", {"trace", "surrogate"}, "trace") == "surrogate";
+  const std::string decisions = live_allowed ? params.choice("decisions", {"trace", "surrogate", "live"}, "trace")
+                                             : params.choice("decisions", {"trace", "surrogate"}, "trace");
+  if (decisions == "live") {
+    s.live = true;
+    if (params.has("trace"))
+      throw ConfigError(params.path_of("trace"),
+                        "not with \"decisions\": \"live\" (the decisions come from the co-simulated training's own "
+                        "parameter norms, docs/convergence.md)");
+    if (params.has("windows")) throw ConfigError(params.path_of("windows"), "only with \"decisions\": \"surrogate\"");
+    return s;
+  }
+  s.surrogate = decisions == "surrogate";
   if (params.has("trace")) {
     s.trace_file = params.required_string("trace");
     if (s.trace_file.empty())

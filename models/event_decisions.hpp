@@ -16,16 +16,18 @@
 namespace ddlsim::models {
 
 struct DecisionSource {
+  bool live = false;        // computed from the co-simulated training's numerics (training.convergence)
   bool surrogate = false;   // false: replay the trace
   std::string trace_file;   // as given in the params; empty: none
   int windows = 10;         // surrogate: iteration windows its probabilities are fitted over
   std::string path;         // the params object's JSON path
 };
 
-/// Reads "decisions" ("trace" or "surrogate", default "trace"), "trace" (a trace file; required
-/// with "trace", and with "surrogate" when `surrogate_needs_trace`) and "windows" (surrogate only,
-/// 1 .. 10,000, default 10). Does not call params.finish().
-DecisionSource read_decision_source(ObjectReader& params, bool surrogate_needs_trace);
+/// Reads "decisions" ("trace" or "surrogate", default "trace"; also "live" when `live_allowed`),
+/// "trace" (a trace file; required with "trace", and with "surrogate" when `surrogate_needs_trace`;
+/// refused with "live") and "windows" (surrogate only, 1 .. 10,000, default 10). Does not call
+/// params.finish().
+DecisionSource read_decision_source(ObjectReader& params, bool surrogate_needs_trace, bool live_allowed = false);
 
 /// Loads the source's trace (nullptr without one) and checks it was recorded under `algorithm`
 /// and, when replayed, with the scenario's worker count and at least its iterations.

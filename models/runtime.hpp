@@ -25,6 +25,9 @@ namespace ddlsim::models {
 
 class LogicalGraph;  // models/logical_graph.hpp
 struct Layer;        // models/profile.hpp
+namespace convergence {
+class PeerTraining;  // models/convergence/peer_training.hpp
+}
 
 /// What a stretch of compute time is, for the recorder and the timeline. FRAMEWORK: the profile's
 /// unattributed time and the scenario's framework overhead; COPY: a bucket's flatten or unflatten copy.
@@ -126,6 +129,8 @@ class PeerComm {
   [[nodiscard]] virtual const LogicalGraph* graph() const = 0;
   /// Records how many iterations old a neighbour's model was when it was averaged in.
   virtual void record_neighbour_staleness(std::int64_t iterations) = 0;
+  /// The co-simulated training the worker loop drives (training.convergence); null without one.
+  [[nodiscard]] virtual convergence::PeerTraining* training() const { return nullptr; }
 
   // Conveniences on top of the above.
   void send(int peer, double bytes, int tag, std::int64_t version) { wait(isend(peer, bytes, tag, version)); }

@@ -16,8 +16,9 @@ struct ConvergenceSpec {
   std::shared_ptr<const models::convergence::Dataset> data;
 };
 
-/// Reads "training.convergence" (`value`, at /training/convergence) once the sync model, the
-/// compressor and the batch are known; loads its dataset.
-std::shared_ptr<const ConvergenceSpec> read_convergence(const json& value, const Scenario& s);
+/// Reads "training.convergence" (`value`, at /training/convergence; null: absent) once the sync
+/// model, the compressor and the batch are known; loads its dataset. Without it, refuses what needs
+/// it (event_triggered's "decisions": "live").
+std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const Scenario& s);
 
 }  // namespace ddlsim::sim

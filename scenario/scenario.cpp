@@ -247,7 +247,7 @@ void read_training(ObjectReader& root, Scenario& s, const std::string& base_dir,
     throw ConfigError("/platform/parameter_servers",
                       fmt::format("collective \"{}\" needs at least 1 parameter server, got 0", s.training.collective.name));
   check_combination(s, collective_given);
-  if (convergence != nullptr) s.training.convergence = read_convergence(*convergence, s);
+  s.training.convergence = read_convergence(convergence, s);
 }
 
 /// "output": the directory and which files are written.

@@ -12,7 +12,12 @@ namespace {
 
 constexpr const char* PATH = "/training/convergence";
 /// The sync models whose numerics are co-simulated (models/convergence/cosimulation.hpp).
-constexpr const char* CO_SIMULATED = "bsp, local_sgd, asp, ssp";
+constexpr const char* CO_SIMULATED = "bsp, local_sgd, asp, ssp, gossip, event_triggered";
+
+/// event_triggered's decisions: "live" needs the co-simulation, and the co-simulation needs "live".
+bool live_decisions(const Scenario& s) {
+  return s.training.sync.name == "event_triggered" && s.training.sync_model->settings().value("decisions", "") == "live";
+}
 
 models::convergence::Rule rule_of(const Scenario& s) {
   models::convergence::Rule rule;
@@ -29,6 +34,16 @@ models::convergence::Rule rule_of(const Scenario& s) {
     rule.kind = models::convergence::Rule::Kind::ASYNC;
     return rule;
   }
+  if (name == "gossip" || name == "event_triggered") {
+    if (name == "event_triggered" && !live_decisions(s))
+      throw ConfigError("/training/sync/params/decisions",
+                        fmt::format("event_triggered with training.convergence decides from the trained model's own "
+                                    "norms: set \"decisions\": \"live\" (got \"{}\", whose decisions would not be "
+                                    "the co-simulated training's)",
+                                    s.training.sync_model->settings().value("decisions", "")));
+    rule.kind = models::convergence::Rule::Kind::PEER;
+    return rule;
+  }
   throw ConfigError(PATH, fmt::format("training is co-simulated with the sync models {}; \"{}\" is not co-simulated "
                                       "(leave training.convergence out to simulate its time only)",
                                       CO_SIMULATED, excerpt(name)));
@@ -36,8 +51,15 @@ models::convergence::Rule rule_of(const Scenario& s) {
 
 }  // namespace
 
-std::shared_ptr<const ConvergenceSpec> read_convergence(const json& value, const Scenario& s) {
-  ObjectReader r(value, PATH);
+std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const Scenario& s) {
+  if (value == nullptr) {
+    if (live_decisions(s))
+      throw ConfigError("/training/sync/params/decisions",
+                        "\"live\" decides from a co-simulated training's parameter norms: add training.convergence "
+                        "(docs/convergence.md), or use \"trace\" or \"surrogate\"");
+    return nullptr;
+  }
+  ObjectReader r(*value, PATH);
   auto spec = std::make_shared<ConvergenceSpec>();
   auto& c = spec->settings;
   c.dataset = r.choice("dataset", {"fashion_mnist", "digits"}, "fashion_mnist");

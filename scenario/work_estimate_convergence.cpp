@@ -12,7 +12,8 @@ using namespace work;
 /// Per iteration: the co-simulated training (training.convergence, docs/convergence.md): N b
 /// samples' forward and backward (6 flops per sample and parameter), the test split's forward
 /// every evaluate_every_iterations (2 per sample and parameter); memory for the data (loaded as
-/// floats, the test split also as doubles), local SGD's N copies, and the servers' update log.
+/// floats, the test split also as doubles), local SGD's N copies, the servers' update log, and the
+/// decentralised models' copies, gradients and sent values.
 std::optional<WorkTerm> convergence_work_term(const Scenario& s, double workers, double iterations, double buckets,
                                               double servers) {
   if (!s.training.convergence) return std::nullopt;
@@ -21,7 +22,9 @@ std::optional<WorkTerm> convergence_work_term(const Scenario& s, double workers,
   const double params = static_cast<double>(
       models::convergence::Classifier(d.features, d.classes, conv.settings.hidden_units).parameters());
   const double samples = workers * static_cast<double>(s.workload.batch_size);
-  const double flops = samples * params * NUMERICS_TRAIN_FLOPS +
+  const bool peers = conv.rule.kind == models::convergence::Rule::Kind::PEER;
+  // gossip, event_triggered: each worker's step, norms and mix also touch its parameters a few times.
+  const double flops = samples * params * NUMERICS_TRAIN_FLOPS + (peers ? workers * params * NUMERICS_MIX_FLOPS : 0) +
                        static_cast<double>(d.test_size()) * params * NUMERICS_EVAL_FLOPS / conv.settings.evaluate_every_iterations;
   const bool compressed = conv.compression.kind != models::convergence::Compression::Kind::NONE;
   const bool baseline = conv.settings.bsp_baseline && (conv.rule.kind != models::convergence::Rule::Kind::BSP || compressed);
@@ -31,6 +34,8 @@ std::optional<WorkTerm> convergence_work_term(const Scenario& s, double workers,
   double memory = static_cast<double>(d.train_size() * 5 + d.test_size() * 13) * d.features;
   memory += std::min(samples, 4096.0) * d.features * 8;  // a union batch's chunk
   if (conv.rule.kind == models::convergence::Rule::Kind::LOCAL_SGD) memory += workers * params * 8;
+  // Each worker's parameters and gradient, and the values it sent that a neighbour may still read.
+  if (peers) memory += workers * params * 8 * PEER_COPIES;
   if (conv.rule.kind == models::convergence::Rule::Kind::ASYNC)  // the log, and versions kept for stale gradients
     memory += iterations * workers * buckets * servers * UPDATE_LOG_BYTES + workers * params * 8;
   if (baseline) memory += params * 8;

@@ -41,6 +41,13 @@ Vector Classifier::initial(std::uint64_t seed) const {
   return theta;
 }
 
+std::vector<Classifier::Tensor> Classifier::tensors() const {
+  if (h_ == 0) return {{"weight", 0, Eigen::Index{c_} * d_}, {"bias", Eigen::Index{c_} * d_, c_}};
+  const Eigen::Index w1 = Eigen::Index{h_} * d_, at2 = w1 + h_;
+  return {{"hidden.weight", 0, w1}, {"hidden.bias", w1, h_}, {"out.weight", at2, Eigen::Index{c_} * h_},
+          {"out.bias", at2 + Eigen::Index{c_} * h_, c_}};
+}
+
 Matrix Classifier::logits(const Vector& theta, const Matrix& x, Matrix* hidden) const {
   if (h_ == 0) {
     const ConstMap w(theta.data(), c_, d_);

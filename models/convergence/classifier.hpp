@@ -14,6 +14,7 @@
 #include <Eigen/Dense>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ddlsim::models::convergence {
 
@@ -29,6 +30,13 @@ class Classifier {
   [[nodiscard]] std::int64_t parameters() const { return size_; }
   [[nodiscard]] std::string describe() const;
   [[nodiscard]] Vector initial(std::uint64_t seed) const;
+  /// The parameter tensors in the flat vector, in order (softmax: W, b; mlp: W1, b1, W2, b2): the
+  /// messages of a model that sends tensor by tensor (event_triggered).
+  struct Tensor {
+    std::string name;
+    Eigen::Index offset = 0, size = 0;
+  };
+  [[nodiscard]] std::vector<Tensor> tensors() const;
 
   /// The summed cross-entropy of the rows of `x` (labels `y`), and its gradient summed over them
   /// added into `grad` (callers divide by the rows for the mean).

@@ -203,7 +203,9 @@ void CoSimulation::average() {
 }
 
 std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
-  if (rule_.kind == Rule::Kind::ASYNC) return std::nullopt;  // replayed from the servers' updates (async_replay.hpp)
+  // asp, ssp: replayed from the servers' updates (async_replay.hpp); gossip, event_triggered: run
+  // by the worker loops (peer_training.hpp).
+  if (rule_.kind == Rule::Kind::ASYNC || rule_.kind == Rule::Kind::PEER) return std::nullopt;
   if (rule_.kind == Rule::Kind::BSP) {
     if (compression_.kind == Compression::Kind::NONE) step_union();
     else step_compressed(k);

@@ -18,6 +18,9 @@
 //   * local_sgd (period H, warm-up K): iterations below K as bsp; after, each worker steps its own
 //     copy on its own batch, and at the end of every H-th iteration the copies are replaced by their
 //     mean (the all-reduce the simulation timed). The model is evaluated where the copies agree.
+//   * asp, ssp: replayed from the servers' updates after the run (async_replay.hpp).
+//   * gossip, event_triggered: each worker's own copy, stepped and mixed live by the sync model's
+//     worker loop with the messages the simulation delivered (peer_training.hpp).
 // Other sync models are refused (scenario/scenario_convergence.cpp says which run).
 //
 // Costs: bsp N b samples' forward and backward per iteration, once; local SGD the same, spread over
@@ -64,12 +67,13 @@ struct Compression {
 /// What the sync model does to the parameters (see the header).
 struct Rule {
   /// ASYNC: asp and ssp, replayed from the servers' updates once the run is over (async_replay.hpp).
-  enum class Kind { BSP, LOCAL_SGD, ASYNC } kind = Kind::BSP;
+  /// PEER: gossip and event_triggered, driven live by the worker loops (peer_training.hpp).
+  enum class Kind { BSP, LOCAL_SGD, ASYNC, PEER } kind = Kind::BSP;
   int period = 1;  // local_sgd: H
   int warmup = 0;  // local_sgd: K
   /// True when iteration k ends with every worker holding the same parameters.
   [[nodiscard]] bool synchronised_after(int k) const {
-    return kind == Kind::BSP || k < warmup || (k - warmup + 1) % period == 0;
+    return kind == Kind::BSP || (kind == Kind::LOCAL_SGD && (k < warmup || (k - warmup + 1) % period == 0));
   }
 };
 

@@ -23,12 +23,20 @@
 //                            probability the trace's tensor at the same relative depth was (the
 //                            largest tensor of the trace layer at that depth). The messages are
 //                            the profile's layers (grad_bytes each).
-// The threshold settings are the trace's (a threshold in the params must equal the recorded one:
-// another threshold would have produced other numerics, which only a new recording can tell).
+//   "decisions": "live"      with training.convergence: the rule runs on each worker's real
+//                            parameters as the co-simulation trains them, and the messages are the
+//                            trained model's tensors (numel x dtype bytes); the threshold settings
+//                            are the params' ("threshold", "value" or "horizon", "initial_comm_passes",
+//                            defaults adaptive, 1, 30). A neighbour not heard from yet adds zeros to
+//                            the average: the seed's window is zero-initialised.
+// With a trace, the threshold settings are the trace's (a threshold in the params must equal the
+// recorded one: another threshold would have produced other numerics, which only a new recording
+// can tell).
 //
 // Events are counted as the paper counts them: one per tensor per neighbour; the always-send
 // baseline is 2 x tensors per worker per iteration. Computing norms and averaging are not timed
 // (element-wise work the profile does not measure).
+#include "models/convergence/peer_training.hpp"
 #include "models/event_decisions.hpp"
 #include "models/logical_graph.hpp"
 #include "models/sync_model.hpp"
@@ -36,6 +44,7 @@
 
 #include <fmt/format.h>
 #include <optional>
+#include <stdexcept>
 
 namespace ddlsim::models {
 namespace {
@@ -49,11 +58,25 @@ struct ThresholdParams {  // what the scenario gave, to compare with the trace
 class EventTriggered final : public SyncModel {
  public:
   EventTriggered(DecisionSource source, ThresholdParams given, bool sequential, bool distinct)
-      : source_(std::move(source)), given_(std::move(given)), sequential_(sequential), distinct_(distinct) {}
+      : source_(std::move(source)), given_(std::move(given)), sequential_(sequential), distinct_(distinct) {
+    if (!source_.live) return;
+    live_.adaptive = given_.threshold.value_or("adaptive") == "adaptive";
+    if (live_.adaptive && given_.value)
+      throw ConfigError(pointer_append(source_.path, "value"), "only with \"threshold\": \"constant\"");
+    if (!live_.adaptive && given_.horizon)
+      throw ConfigError(pointer_append(source_.path, "horizon"), "only with \"threshold\": \"adaptive\"");
+    if (!live_.adaptive && !given_.value)
+      throw ConfigError(pointer_append(source_.path, "value"),
+                        "a constant threshold needs its value (norm units, e.g. 0.01)");
+    live_.value = given_.value.value_or(0);
+    live_.horizon = given_.horizon.value_or(1);
+    live_.initial_comm_passes = given_.initial_comm_passes.value_or(30);
+  }
 
   void bind(const SyncBinding& b) override {
     if (b.workers < 2)
       throw ConfigError("/platform/workers", "event_triggered needs at least 2 workers (a ring of neighbours)");
+    if (source_.live) return;  // the messages and decisions come from the co-simulated training
     trace_ = load_decision_trace(source_, b, "event_triggered");
     check_threshold(trace_->algorithm.trigger);
     workers_ = b.workers;
@@ -69,16 +92,35 @@ class EventTriggered final : public SyncModel {
     // Left and right, as the seed's code puts to both windows; at N = 2 they are one worker, which
     // then gets both puts unless distinct_neighbours (docs/scenario.md, "Neighbours on a ring of 2").
     const std::vector<int> peers = distinct_ && left == right ? std::vector<int>{left} : std::vector<int>{left, right};
-    const auto tensors = static_cast<int>(bytes_.size());
+    // Live decisions (training.convergence): the messages are the trained model's tensors, each
+    // worker's rule tested on its real parameter norms (models/convergence/peer_training.hpp).
+    convergence::PeerTraining* train = p2p.training();
+    if (source_.live && train == nullptr)
+      throw std::logic_error("event_triggered: \"decisions\": \"live\" without a co-simulated training");
+    std::vector<double> live_bytes;
+    std::vector<EventTrigger> triggers;
+    if (source_.live) {
+      const auto all = static_cast<double>(train->elements(convergence::PeerTraining::WHOLE));
+      for (int i = 0; i < train->tensors(); ++i) {
+        live_bytes.push_back(plan.profile->grad_bytes() * static_cast<double>(train->elements(i)) / all);
+        triggers.emplace_back(live_);
+      }
+    }
+    const auto& bytes = source_.live ? live_bytes : bytes_;
+    const auto tensors = static_cast<int>(bytes.size());
     std::vector<CommHandle> puts;
+    std::vector<std::pair<int, std::int64_t>> got;
     for (int it = 0; it < plan.iterations; ++it) {
       rt.iteration_begin(it);
       replay_compute(rt, plan, false);
+      if (train != nullptr) train->gradient(r);
       std::int64_t sent = 0;
       for (int i = 0; i < tensors; ++i) {
-        if (!fires(it, r, i)) continue;
+        const bool fire = source_.live ? triggers[static_cast<std::size_t>(i)].step(it + 1, train->norm(r, i)) : fires(it, r, i);
+        if (!fire) continue;
+        if (train != nullptr) train->publish(r, i, it, peers);
         for (int peer : peers) {
-          const CommHandle h = p2p.put(peer, bytes_[static_cast<std::size_t>(i)], i, it);
+          const CommHandle h = p2p.put(peer, bytes[static_cast<std::size_t>(i)], i, it);
           if (sequential_) p2p.wait(h);
           else puts.push_back(h);
           ++sent;
@@ -87,14 +129,22 @@ class EventTriggered final : public SyncModel {
       p2p.wait_all(puts);
       puts.clear();
       // Averaging reads the newest values each neighbour put of every tensor: their age.
-      for (int i = 0; i < tensors; ++i)
+      for (int i = 0; i < tensors; ++i) {
+        got.clear();
         for (int peer : peers) {
-          const auto got = p2p.latest(peer, i);
-          p2p.record_neighbour_staleness(it - (got ? got->version : -1));
+          const auto latest = p2p.latest(peer, i);
+          const std::int64_t version = latest ? latest->version : -1;
+          p2p.record_neighbour_staleness(it - version);
+          got.emplace_back(peer, version);
         }
+        // The seed's window starts zeroed: a neighbour not heard from yet adds zeros.
+        if (train != nullptr) train->mix(r, i, got, convergence::PeerTraining::Unheard::ZERO);
+      }
       rt.record_events(sent, static_cast<std::int64_t>(peers.size()) * tensors);
       if (plan.profile->optimizer_s > 0) rt.compute(plan.profile->optimizer_s, Phase::OPTIMIZER, "optimizer");
+      if (train != nullptr) train->step(r);
       rt.iteration_end(it);
+      if (train != nullptr) train->iteration_end(r, it, rt.now());
     }
   }
 
@@ -111,10 +161,10 @@ class EventTriggered final : public SyncModel {
   [[nodiscard]] nlohmann::json settings() const override {
     nlohmann::json j{{"graph", "ring"},
                      {"puts", sequential_ ? "sequential" : "concurrent"},
-                     {"decisions", source_.surrogate ? "surrogate" : "trace"},
+                     {"decisions", source_.live ? "live" : source_.surrogate ? "surrogate" : "trace"},
                      {"distinct_neighbours", distinct_}};
-    if (trace_) {
-      const auto& t = trace_->algorithm.trigger;
+    if (trace_ || source_.live) {
+      const auto& t = source_.live ? live_ : trace_->algorithm.trigger;
       j["threshold"] = t.adaptive ? "adaptive" : "constant";
       j[t.adaptive ? "horizon" : "value"] = t.adaptive ? t.horizon : t.value;
       j["initial_comm_passes"] = t.initial_comm_passes;
@@ -122,6 +172,10 @@ class EventTriggered final : public SyncModel {
     return j;
   }
   [[nodiscard]] nlohmann::json decisions() const override {
+    if (source_.live)
+      return {{"source", "live"},
+              {"messages", "the co-simulated model's parameter tensors (training.convergence)"},
+              {"rule", "|norm - norm at last send| >= threshold on each worker's real parameters (seed 000)"}};
     auto j = describe_source(source_, trace_.get());
     j["messages_per_iteration_baseline"] = 2 * bytes_.size();
     if (source_.surrogate) j["surrogate_messages"] = "the profile's layers (grad_bytes each)";
@@ -182,6 +236,7 @@ class EventTriggered final : public SyncModel {
 
   DecisionSource source_;
   ThresholdParams given_;
+  EventTriggerSettings live_;  // "decisions": "live": the rule's settings as given
   bool sequential_;
   bool distinct_;  // one put per distinct neighbour (a ring of 2: one, not left and right)
   std::shared_ptr<const TrainingTrace> trace_;
@@ -219,7 +274,7 @@ DDLSIM_REGISTER(ddlsim::models::SyncModel, "event_triggered",
                 "EventGraD: decentralised SGD on a ring where a worker puts a parameter tensor to its neighbours only "
                 "when its norm moved by a threshold; decisions replayed from a training trace or a fitted surrogate",
                 [](ddlsim::ObjectReader& params) {
-                  auto source = ddlsim::models::read_decision_source(params, true);
+                  auto source = ddlsim::models::read_decision_source(params, true, true);
                   ddlsim::models::ThresholdParams given;
                   if (params.has("threshold")) given.threshold = params.choice("threshold", {"constant", "adaptive"}, "adaptive");
                   if (params.has("value")) given.value = params.number("value", 0, 0, 1e30);

@@ -19,9 +19,12 @@
 // averaged model is recorded (a peer not heard from yet counts from iteration -1,
 // the shared initial model).
 //
-// The model is one message of the profile's parameter bytes (= gradient bytes).
+// The model is one message of the profile's parameter bytes (= gradient bytes). With
+// training.convergence the real model is stepped, sent and mixed as above (adapt, then combine:
+// x <- mix(x - lr g(x))), with exactly the models the simulation delivered (docs/convergence.md).
 // Logical graphs (models/logical_graph.hpp) follow the platform's routes, so a
 // logical ring on a fat tree meets contention where its routes share links.
+#include "models/convergence/peer_training.hpp"
 #include "models/logical_graph.hpp"
 #include "models/sync_model.hpp"
 
@@ -36,25 +39,45 @@ class Gossip final : public SyncModel {
 
   void run_peer_worker(Runtime& rt, PeerComm& p2p, const TrainingPlan& plan) const override {
     const double model_bytes = plan.profile->grad_bytes();
+    // Co-simulated training (training.convergence): the worker's real model, stepped, sent and
+    // mixed with the models the simulation delivered (models/convergence/peer_training.hpp).
+    convergence::PeerTraining* train = p2p.training();
+    constexpr int WHOLE = convergence::PeerTraining::WHOLE;
+    const int r = p2p.rank();
     std::vector<CommHandle> in_flight;
+    std::vector<std::pair<int, std::int64_t>> got;
     for (int it = 0; it < plan.iterations; ++it) {
       rt.iteration_begin(it);
       replay_compute(rt, plan, true);
+      if (train != nullptr) {
+        train->gradient(r);
+        train->step(r);
+      }
+      got.clear();
       if (asynchronous_) {
         p2p.wait_all(in_flight);
         in_flight.clear();
-        for (int peer : p2p.out_peers(it)) in_flight.push_back(p2p.put(peer, model_bytes, MODEL_TAG, it));
+        const auto out = p2p.out_peers(it);
+        if (train != nullptr) train->publish(r, WHOLE, it, out);
+        for (int peer : out) in_flight.push_back(p2p.put(peer, model_bytes, MODEL_TAG, it));
         for (int peer : p2p.in_peers(it)) {
-          const auto got = p2p.latest(peer, MODEL_TAG);
-          p2p.record_neighbour_staleness(it - (got ? got->version : -1));
+          const auto latest = p2p.latest(peer, MODEL_TAG);
+          const std::int64_t version = latest ? latest->version : -1;
+          p2p.record_neighbour_staleness(it - version);
+          got.emplace_back(peer, version);
         }
       } else {
+        const auto in = p2p.in_peers(it), out = p2p.out_peers(it);
+        if (train != nullptr) train->publish(r, WHOLE, it, out);
         std::vector<CommHandle> exchange;
-        for (int peer : p2p.in_peers(it)) exchange.push_back(p2p.irecv(peer, MODEL_TAG));
-        for (int peer : p2p.out_peers(it)) exchange.push_back(p2p.isend(peer, model_bytes, MODEL_TAG, it));
-        p2p.wait_all(exchange);
+        for (int peer : in) exchange.push_back(p2p.irecv(peer, MODEL_TAG));
+        for (int peer : out) exchange.push_back(p2p.isend(peer, model_bytes, MODEL_TAG, it));
+        const auto messages = p2p.wait_all(exchange);
+        for (std::size_t i = 0; i < in.size(); ++i) got.emplace_back(in[i], messages[i].version);
       }
+      if (train != nullptr) train->mix(r, WHOLE, got);
       rt.iteration_end(it);
+      if (train != nullptr) train->iteration_end(r, it, rt.now());
     }
     // The last models still in flight are the runtime's to finish (they belong to no iteration).
   }

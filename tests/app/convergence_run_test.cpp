@@ -113,11 +113,30 @@ TEST_CASE("training.convergence refusals name the path and what is valid") {
     return err;
   };
   json doc = scenario();
-  doc["training"]["sync"] = json::parse(R"({"name": "gossip"})");
-  doc["training"].erase("collective");
+  doc["training"]["sync"] = json::parse(R"({"name": "crossbow"})");
   CHECK(refused(doc) == "ddlsim: error: /training/convergence: training is co-simulated with the sync models bsp, "
-                        "local_sgd, asp, ssp; \"gossip\" is not co-simulated (leave training.convergence out to simulate "
-                        "its time only)\n");
+                        "local_sgd, asp, ssp, gossip, event_triggered; \"crossbow\" is not co-simulated (leave "
+                        "training.convergence out to simulate its time only)\n");
+  doc = scenario();
+  doc["training"].erase("collective");
+  doc["training"]["sync"] = {{"name", "event_triggered"},
+                             {"params", {{"decisions", "surrogate"},
+                                         {"trace", std::string(DDLSIM_SOURCE_DIR) +
+                                                       "/scenarios/traces/eventgrad_cnn_event_adaptive_4w.json"}}}};
+  CHECK(refused(doc) == "ddlsim: error: /training/sync/params/decisions: event_triggered with training.convergence "
+                        "decides from the trained model's own norms: set \"decisions\": \"live\" (got \"surrogate\", "
+                        "whose decisions would not be the co-simulated training's)\n");
+  doc["training"]["sync"]["params"] = {{"decisions", "live"}, {"trace", "t.json"}};
+  CHECK(refused(doc) == "ddlsim: error: /training/sync/params/trace: not with \"decisions\": \"live\" (the decisions "
+                        "come from the co-simulated training's own parameter norms, docs/convergence.md)\n");
+  doc["training"]["sync"]["params"] = {{"decisions", "live"}, {"threshold", "constant"}};
+  CHECK(refused(doc) == "ddlsim: error: /training/sync/params/value: a constant threshold needs its value (norm units, "
+                        "e.g. 0.01)\n");
+  doc["training"]["sync"]["params"] = {{"decisions", "live"}};
+  doc["training"].erase("convergence");
+  CHECK(refused(doc) == "ddlsim: error: /training/sync/params/decisions: \"live\" decides from a co-simulated "
+                        "training's parameter norms: add training.convergence (docs/convergence.md), or use \"trace\" "
+                        "or \"surrogate\"\n");
   doc = scenario();
   doc["workload"]["synthetic"]["grad_bytes"] = 40000;
   CHECK(refused(doc) == "ddlsim: error: /workload/synthetic/grad_bytes: the workload's gradients are 40000 bytes, but "
@@ -217,4 +236,59 @@ TEST_CASE("topk co-simulated with bsp: at ratio 1 it trains as dense bsp and its
   CHECK(e.at("relative_to_bsp").get<double>() == doctest::Approx(1.0).epsilon(1e-12));
   doc["training"]["compressor"]["params"]["ratio"] = 0.01;
   CHECK(run(doc).csv_text != sparse.csv_text);
+}
+
+TEST_CASE("gossip co-simulation on a ring of three trains exactly as bsp: each worker mixes with all the others") {
+  json ring = scenario();
+  ring["platform"]["workers"] = 3;
+  ring["training"].erase("collective");
+  ring["training"]["sync"] = json::parse(R"({"name": "gossip", "params": {"graph": "ring", "distinct_neighbours": true}})");
+  json bsp = scenario();
+  bsp["platform"]["workers"] = 3;
+  const Run g = run(ring), b = run(bsp);
+  REQUIRE(g.convergence.size() == b.convergence.size());
+  for (std::size_t i = 0; i < b.convergence.size(); ++i) {
+    CHECK(g.convergence.at(i, "test_loss") == b.convergence.at(i, "test_loss"));
+    CHECK(g.convergence.at(i, "test_accuracy") == b.convergence.at(i, "test_accuracy"));
+    CHECK(g.convergence.number(i, "time_s") == doctest::Approx(last_end(g.iterations, g.convergence.integer(i, "iteration"))).epsilon(1e-9));
+  }
+  CHECK(g.summary.at("convergence").at("statistical_efficiency").at("relative_to_bsp").get<double>() ==
+        doctest::Approx(1.0).epsilon(1e-12));
+}
+
+TEST_CASE("gossip co-simulation: a ring of four mixes less than bsp and asynchronous gossip trains on what arrived") {
+  json doc = scenario();
+  doc["training"].erase("collective");
+  doc["training"]["sync"] = json::parse(R"({"name": "gossip"})");
+  const Run sync = run(doc), again = run(doc), bsp = run(scenario());
+  CHECK(sync.csv_text == again.csv_text);
+  CHECK(sync.csv_text != bsp.csv_text);
+  doc["training"]["sync"]["params"] = {{"variant", "asynchronous"}};
+  const Run async = run(doc);
+  CHECK(async.csv_text != sync.csv_text);
+  REQUIRE(async.convergence.size() == 6);
+  for (std::size_t i = 0; i < async.convergence.size(); ++i)
+    CHECK(async.convergence.number(i, "time_s") ==
+          doctest::Approx(last_end(async.iterations, async.convergence.integer(i, "iteration"))).epsilon(1e-9));
+  CHECK(async.convergence.number(5, "test_loss") < async.convergence.number(0, "test_loss"));
+}
+
+TEST_CASE("event_triggered with live decisions: threshold 0 sends every tensor and an adaptive threshold saves messages") {
+  json doc = scenario();
+  doc["training"].erase("collective");
+  doc["training"]["sync"] = json::parse(R"({"name": "event_triggered", "params": {"decisions": "live",
+                                            "threshold": "constant", "value": 0}})");
+  const Run every = run(doc);
+  const json& e = every.summary.at("events");
+  CHECK(e.at("sent") == 4 * 30 * 2 * 2);  // 4 workers, 30 iterations, 2 tensors (weight, bias), 2 neighbours
+  CHECK(e.at("saved") == 0);
+  CHECK(e.at("bytes_sent_by_workers").get<double>() == doctest::Approx(4 * 30 * 2 * 31400.0));
+  CHECK(e.at("decisions").at("source") == "live");
+  doc["training"]["sync"]["params"] = {{"decisions", "live"}, {"initial_comm_passes", 5}};
+  const Run adaptive = run(doc);
+  const json& a = adaptive.summary.at("events");
+  CHECK(a.at("saved").get<int>() > 0);
+  CHECK(a.at("sent").get<int>() >= 4 * 4 * 2 * 2);  // passes 1 .. 4 always send
+  CHECK(adaptive.csv_text != every.csv_text);
+  CHECK(adaptive.summary.at("sync_settings").at("decisions") == "live");
 }

@@ -117,6 +117,12 @@ TEST_CASE("the co-simulated training's term: flops of the union batches and eval
   const json alone = estimate(SCENARIOS + "/convergence_fashion_bsp.json --set training.sync.name=local_sgd "
                                           "--set training.convergence.bsp_baseline=false");
   CHECK(term(alone, "co-simulated training")["wall_s"].get<double>() == doctest::Approx(t["wall_s"].get<double>()));
+  // Decentralised: every worker's own step, norms and mix, and its parameters, gradient and sent values.
+  const json gossip = estimate(SCENARIOS + "/convergence_fashion_gossip.json");
+  CHECK(term(gossip, "co-simulated training")["wall_s"].get<double>() ==
+        doctest::Approx(2 * 400 * (per_iteration + 8 * 7850.0 * w::NUMERICS_MIX_FLOPS) / w::NUMERICS_FLOP_RATE));
+  CHECK(term(gossip, "co-simulated training")["memory_bytes"].get<double>() ==
+        doctest::Approx(t["memory_bytes"].get<double>() + 8 * 7850 * 8.0 * w::PEER_COPIES + 7850 * 8.0));
   const json none = estimate(SCENARIOS + "/resnet50_bsp_ring_10gbps.json");
   for (const auto& x : none["terms"]) CHECK(x["what"] != "co-simulated training");
 }
