@@ -1,0 +1,238 @@
+#!/usr/bin/python3
+"""Predict every measured time to accuracy with ddlsim's co-simulation and compare (docs/validation.md,
+"Results: time to accuracy").
+
+    analysis/validate_time_to_accuracy.py tta.csv [--network software] [--forward-s S --backward-s S
+        --optimizer-s S] [--ddlsim PATH] [--keep DIR] [--quiet]
+
+For every lab row of a CSV written by tools/measure_time_to_accuracy.py the script writes one ddlsim
+scenario with `training.convergence` (the row's data, shards, seed, learning rate, batch, target and
+evaluation interval) and runs `ddlsim run` on it:
+
+* platform: a `star` of `ranks` workers at the row's rate with link latency half the row's one-way
+  delay (analysis/validate_ddp.py's convention);
+* workload: softmax 784-10 as one synthetic layer of 31,400 gradient bytes (fp32; --dtype float64
+  rows are refused: the scenario's dtypes are fp32 and fp16), forward, backward and the SGD step
+  from --forward-s, --backward-s and --optimizer-s (default the bundled scenarios' own, measured at
+  batch 32: 0.46 ms, 0.26 ms, 0.056 ms), the row's iterations;
+* training: `bsp` rows: `bsp` with the `gloo_ring` all-reduce (gloo's own ring, which
+  torch.distributed.all_reduce runs) and one bucket, no overlap (the lab all-reduces its flat
+  gradient after the backward pass); `local_sgd`: `local_sgd` with the row's period, no warm-up,
+  the same all-reduce and bucket; `dpsgd`: `gossip` on a `ring`, `synchronous`;
+* network: analysis/validate_ddp.py's models (`ideal`, `tcp`, `software` = the `gloo` preset;
+  default `software`), flow fidelity.
+
+Compared per row: the time to the target (summary.json's `convergence.time_to_target_s` against the
+row's `time_to_target_s`; error = predicted / measured - 1, negative: too fast), the iterations to
+it, and the mean iteration time (`iteration_time_s` against `iteration_s_mean`). Then, per group of
+rows on the same network, ranks and shards, whether ddlsim ranks the set-ups in the measured order
+of time to target (a set-up that never reached the target ranks last).
+
+Exit status: 0, or 2 with one line on bad input.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, ".."))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import lab_runs  # noqa: E402
+import measure_time_to_accuracy  # noqa: E402  (its HEADER; importing it starts nothing)
+import validate_ddp  # noqa: E402  (network models, ddlsim lookup)
+from validate_ddp import UsageError  # noqa: E402
+
+PROG = "validate_time_to_accuracy.py"
+PARAMETERS = 7850  # softmax 784-10
+NETWORKS = ["ideal", "tcp", "software"]
+
+
+def number(text, row, key, number_of_row, path, allow_empty=False):
+    if allow_empty and text == "":
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"{path}: data row {number_of_row}: {key} {text!r} is not a number") from None
+
+
+def read_rows(path):
+    if not os.path.isfile(path):
+        raise UsageError(f"{path}: no such file")
+    try:
+        raw = lab_runs.read_table(path, measure_time_to_accuracy.HEADER)
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(str(e)) from None
+    rows = []
+    for n, r in enumerate(raw, start=1):
+        if r["algorithm"] not in measure_time_to_accuracy.ALGORITHMS:
+            raise UsageError(f"{path}: data row {n}: unknown algorithm {r['algorithm']!r} (valid: "
+                             f"{', '.join(measure_time_to_accuracy.ALGORITHMS)})")
+        if r["dtype"] != "float32":
+            raise UsageError(f"{path}: data row {n}: dtype {r['dtype']!r}; only float32 rows are predicted (the "
+                             "scenario's gradients are fp32)")
+        if not r["bandwidth_bps"] or not r["latency_s"]:
+            raise UsageError(f"{path}: data row {n} has no lab bandwidth and latency (a --local row): nothing to "
+                             "predict it on")
+        row = dict(r)
+        for key in ("ranks", "batch_size", "iterations", "evaluate_every", "train_samples", "test_samples", "seed"):
+            value = number(r[key], r, key, n, path)
+            if value != int(value) or value < 0:
+                raise UsageError(f"{path}: data row {n}: {key} {r[key]!r} is not a whole number >= 0")
+            row[key] = int(value)
+        for key in ("learning_rate", "bandwidth_bps", "latency_s", "target_accuracy", "iteration_s_mean"):
+            row[key] = number(r[key], r, key, n, path)
+        row["period_iterations"] = int(number(r["period_iterations"], r, "period_iterations", n, path)) \
+            if r["algorithm"] == "local_sgd" else None
+        row["time_to_target_s"] = number(r["time_to_target_s"], r, "time_to_target_s", n, path, True)
+        row["iterations_to_target"] = number(r["iterations_to_target"], r, "iterations_to_target", n, path, True)
+        rows.append(row)
+    if not rows:
+        raise UsageError(f"{path}: no data rows")
+    return rows
+
+
+def scenario_for(row, network, compute, name):
+    if row["algorithm"] == "dpsgd":
+        training = {"sync": {"name": "gossip", "params": {"graph": "ring", "variant": "synchronous"}}}
+    else:
+        training = {"sync": {"name": "bsp"} if row["algorithm"] == "bsp" else
+                    {"name": "local_sgd", "params": {"period_iterations": row["period_iterations"],
+                                                     "warmup_bsp_iterations": 0}},
+                    "collective": {"name": "gloo_ring"},
+                    "bucketing": {"bucket_bytes": "1GB", "max_inflight": 1, "overlap": False}}
+    training["convergence"] = {
+        "dataset": "fashion_mnist", "model": "softmax", "learning_rate": row["learning_rate"],
+        "shards": row["shards"], "target_accuracy": row["target_accuracy"],
+        "evaluate_every_iterations": row["evaluate_every"], "train_samples": row["train_samples"],
+        "test_samples": row["test_samples"], "bsp_baseline": False}
+    return {
+        "name": name,
+        "description": f"measured time-to-accuracy row: {row['algorithm']} N={row['ranks']} batch {row['batch_size']} "
+                       f"{row['shards']} at {row['bandwidth_bps']:g} bit/s, {row['latency_s']:g} s one-way",
+        "seed": row["seed"],
+        "platform": {"topology": "star", "workers": row["ranks"],
+                     "link": {"bandwidth": f"{row['bandwidth_bps']:.17g}bps", "latency": row["latency_s"] / 2}},
+        "network": network,
+        "workload": {"synthetic": {"model": "softmax 784-10", "layers": 1, "forward_s": compute[0],
+                                   "backward_s": compute[1], "optimizer_s": compute[2], "grad_bytes": 4 * PARAMETERS},
+                     "batch_size": row["batch_size"], "iterations": row["iterations"]},
+        "training": training,
+        "output": {"timeline": False, "iterations_csv": False},
+    }
+
+
+def run(ddlsim, scenario, folder):
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "scenario.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(scenario, f, indent=1)
+    out = os.path.join(folder, "out")
+    result = subprocess.run([ddlsim, "run", path, "--quiet", "--out", out], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        last = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise UsageError(f"ddlsim run {path} failed (exit {result.returncode}): {last}")
+    with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def ranking(items, key):
+    """Set-up names ordered by `key` (None: not reached, last; ties by name)."""
+    return [name for name, _ in sorted(items, key=lambda it: (key(it[1]) is None, key(it[1]) or 0, it[0]))]
+
+
+def fmt_s(value):
+    return "not reached" if value is None else f"{value:.3f} s"
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("csv", help="rows of tools/measure_time_to_accuracy.py")
+    ap.add_argument("--network", default="software", choices=NETWORKS, help="network model (default software)")
+    ap.add_argument("--forward-s", type=float, default=0.46e-3, help="forward with the loss per iteration (s)")
+    ap.add_argument("--backward-s", type=float, default=0.26e-3, help="backward per iteration (s)")
+    ap.add_argument("--optimizer-s", type=float, default=0.056e-3, help="the SGD step per iteration (s)")
+    ap.add_argument("--ddlsim", help="the ddlsim binary (default build/ddlsim)")
+    ap.add_argument("--keep", help="keep the scenarios and outputs in this folder")
+    ap.add_argument("--quiet", action="store_true", help="no line per row on stderr")
+    args = ap.parse_args(argv)
+    for name in ("forward_s", "backward_s", "optimizer_s"):
+        if not getattr(args, name) >= 0:
+            raise UsageError(f"--{name.replace('_', '-')}: expected seconds >= 0, got {getattr(args, name)}")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    rows = read_rows(args.csv)
+    ddlsim = validate_ddp.find_ddlsim(args.ddlsim)
+    network = validate_ddp.network_object(args.network, None)
+    compute = (args.forward_s, args.backward_s, args.optimizer_s)
+    work = args.keep or tempfile.mkdtemp(prefix="ddlsim-validate-tta-")
+    results = []
+    try:
+        for index, row in enumerate(rows):
+            name = f"tta_row{index}"
+            summary = run(ddlsim, scenario_for(row, network, compute, name), os.path.join(work, name))
+            c = summary["convergence"]
+            r = dict(row, predicted_s=c["time_to_target_s"], predicted_iterations=c["iterations_to_target"],
+                     predicted_iteration_s=summary["iteration_time_s"])
+            results.append(r)
+            if not args.quiet:
+                print(f"{PROG}: row {index} {row['algorithm']} N={row['ranks']} {row['shards']}: measured "
+                      f"{fmt_s(row['time_to_target_s'])}, predicted {fmt_s(r['predicted_s'])}", file=sys.stderr)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"{len(rows)} measured rows from {args.csv}; network {args.network}; error = predicted / measured - 1 "
+          "(negative: predicted too fast)")
+    print()
+    print("| set-up | ranks | shards | time to target: measured | predicted | error | iterations to it: measured "
+          "| predicted | iteration time: measured | predicted | error |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    errors = []
+    for r in results:
+        both = r["time_to_target_s"] is not None and r["predicted_s"] is not None
+        error = r["predicted_s"] / r["time_to_target_s"] - 1 if both else None
+        if both:
+            errors.append(error)
+        it_error = r["predicted_iteration_s"] / r["iteration_s_mean"] - 1
+        label = r["algorithm"] + (f" H={r['period_iterations']}" if r["period_iterations"] else "")
+        print(f"| {label} | {r['ranks']} | {r['shards']} | {fmt_s(r['time_to_target_s'])} | {fmt_s(r['predicted_s'])} | "
+              f"{'—' if error is None else f'{100 * error:+.1f} %'} | "
+              f"{'—' if r['iterations_to_target'] is None else int(r['iterations_to_target'])} | "
+              f"{'—' if r['predicted_iterations'] is None else r['predicted_iterations']} | "
+              f"{r['iteration_s_mean'] * 1e3:.2f} ms | {r['predicted_iteration_s'] * 1e3:.2f} ms | {100 * it_error:+.1f} % |")
+    print()
+    if errors:
+        print(f"time to target: {len(errors)} rows reached by both, median |error| "
+              f"{100 * statistics.median(abs(e) for e in errors):.1f} %, max {100 * max(abs(e) for e in errors):.1f} %, "
+              f"mean {100 * statistics.fmean(errors):+.1f} %")
+    groups = {}
+    for r in results:
+        groups.setdefault((r["bandwidth_bps"], r["latency_s"], r["ranks"], r["shards"]), []).append(r)
+    for (bandwidth, latency, ranks, shards), members in sorted(groups.items()):
+        label = [(m["algorithm"], m) for m in members]
+        measured = ranking(label, lambda m: m["time_to_target_s"])
+        predicted = ranking(label, lambda m: m["predicted_s"])
+        print(f"ranking at {bandwidth / 1e6:g} Mbit/s {latency * 1e3:g} ms, N={ranks}, {shards}: measured "
+              f"{' < '.join(measured)}; predicted {' < '.join(predicted)}: "
+              f"{'the same' if measured == predicted else 'DIFFERENT'}")
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except UsageError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,180 @@
+#!/usr/bin/python3
+"""Tests of tools/measure_time_to_accuracy.py and analysis/validate_time_to_accuracy.py
+(docs/validation.md, "Results: time to accuracy").
+
+    /usr/bin/python3 tests/analysis/test_time_to_accuracy.py [PATH_TO_DDLSIM] [-v]
+
+* The tool's evaluation schedule is ddlsim's: the iterations of convergence.csv for bsp, local SGD and
+  gossip.
+* With PyTorch, the tool trains for real on loopback (2 ranks, float64, a small split): its curves are
+  ddlsim's co-simulated curves of the same settings to rounding -- the same shards, batches and
+  arithmetic (the port of the co-simulation's random numbers is exact).
+* The validator predicts a row as `ddlsim run` predicts the scenario written out by hand here, and
+  refuses bad rows with one line and exit 2.
+"""
+
+import csv
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TOOL = os.path.join(ROOT, "tools", "measure_time_to_accuracy.py")
+SCRIPT = os.path.join(ROOT, "analysis", "validate_time_to_accuracy.py")
+DDLSIM = os.path.join(ROOT, "build", "ddlsim")
+if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
+    DDLSIM = os.path.abspath(sys.argv.pop(1))
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+HAVE_DATA = os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import measure_time_to_accuracy as tool  # noqa: E402
+
+SETTINGS = {"workers": 2, "batch": 16, "iterations": 30, "every": 5, "train": 2000, "test": 500, "lr": 0.2,
+            "period": 4, "target": 0.6}
+
+
+def scenario(sync, shards="iid"):
+    s = SETTINGS
+    doc = {"name": "tta_test", "seed": 1,
+           "platform": {"topology": "star", "workers": s["workers"], "link": {"bandwidth": "100Mbps", "latency": "1ms"}},
+           "workload": {"synthetic": {"layers": 1, "forward_s": "0.5ms", "backward_s": "0.3ms", "grad_bytes": 31400},
+                        "batch_size": s["batch"], "iterations": s["iterations"]},
+           "training": {"sync": sync,
+                        "convergence": {"dataset": "fashion_mnist", "train_samples": s["train"], "test_samples": s["test"],
+                                        "learning_rate": s["lr"], "target_accuracy": s["target"], "shards": shards,
+                                        "evaluate_every_iterations": s["every"], "bsp_baseline": False}},
+           "output": {"timeline": False}}
+    if sync["name"] == "bsp":
+        doc["training"]["collective"] = {"name": "ring"}
+    return doc
+
+
+def ddlsim_curve(doc, tmp):
+    path = os.path.join(tmp, "s.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    out = os.path.join(tmp, "out")
+    subprocess.run([DDLSIM, "run", path, "--out", out, "-q"], check=True)
+    with open(os.path.join(out, "convergence.csv"), encoding="utf-8") as f:
+        return [(int(r["iteration"]), float(r["test_loss"]), float(r["test_accuracy"])) for r in csv.DictReader(f)]
+
+
+SYNCS = {"bsp": {"name": "bsp"}, "local_sgd": {"name": "local_sgd", "params": {"period_iterations": 4}},
+         "dpsgd": {"name": "gossip", "params": {"graph": "ring"}}}
+
+
+@unittest.skipUnless(HAVE_DATA, "needs Debian's dataset-fashion-mnist")
+class ScheduleTest(unittest.TestCase):
+    def test_evaluations_fall_where_ddlsim_evaluates(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for algorithm, sync in SYNCS.items():
+                expected = [k for k, _, _ in ddlsim_curve(scenario(sync), tmp)]
+                self.assertEqual(tool.evaluation_iterations(algorithm, 30, 5, 4), expected, algorithm)
+
+    def test_the_tool_refuses_bad_options_with_one_line(self):
+        for args, message in ((["--ranks", "1"], "--ranks: every set-up here needs at least 2 ranks"),
+                              (["--target", "1.5"], "--target: expected a fraction in (0, 1], got 1.5"),
+                              (["--algorithms", "asp"], "unknown algorithm 'asp' (choose from bsp, local_sgd, dpsgd)")):
+            result = subprocess.run(["/usr/bin/python3", TOOL, "--local", "--out", "/nonexistent/x.csv", *args],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.assertEqual(result.returncode, 2, result.stderr)
+            self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+            self.assertIn(message, result.stderr)
+
+    def test_shards_deal_every_sample_once(self):
+        labels = [i % 10 for i in range(1000)]
+        for by_label in (False, True):
+            shards = tool.make_shards(labels, 4, by_label, 1)
+            self.assertEqual(sorted(i for s in shards for i in s), list(range(1000)))
+        by_label = tool.make_shards(labels, 5, True, 1)
+        self.assertTrue(all(len({labels[i] for i in s}) <= 2 for s in by_label))  # two pieces of one class each
+
+
+@unittest.skipUnless(HAVE_TORCH and HAVE_DATA, "needs PyTorch and dataset-fashion-mnist")
+class RealTrainingTest(unittest.TestCase):
+    def test_loopback_training_is_the_cosimulation_to_rounding(self):
+        s = SETTINGS
+        with tempfile.TemporaryDirectory() as tmp:
+            out, curves = os.path.join(tmp, "tta.csv"), os.path.join(tmp, "curves.csv")
+            subprocess.run(["/usr/bin/python3", TOOL, "--local", "--ranks", "2", "--dtype", "float64",
+                            "--train-samples", str(s["train"]), "--test-samples", str(s["test"]),
+                            "--iterations", str(s["iterations"]), "--batch-size", str(s["batch"]),
+                            "--evaluate-every", str(s["every"]), "--target", str(s["target"]),
+                            "--period", str(s["period"]), "--shards", "by_label", "--out", out, "--curves", curves],
+                           check=True, stderr=subprocess.DEVNULL)
+            with open(curves, encoding="utf-8") as f:
+                rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+            for algorithm, sync in SYNCS.items():
+                lab = [(int(r["iteration"]), float(r["test_loss"]), float(r["test_accuracy"]))
+                       for r in rows if r["algorithm"] == algorithm]
+                sim = ddlsim_curve(scenario(sync, "by_label"), tmp)
+                self.assertEqual([k for k, _, _ in lab], [k for k, _, _ in sim], algorithm)
+                for (_, lab_loss, lab_acc), (_, sim_loss, sim_acc) in zip(lab, sim):
+                    self.assertAlmostEqual(lab_loss, sim_loss, delta=1e-6)  # convergence.csv's 6 decimals
+                    self.assertAlmostEqual(lab_acc, sim_acc, delta=1e-6)
+
+
+ROW = {"algorithm": "dpsgd", "ranks": "2", "batch_size": "32", "learning_rate": "0.2", "period_iterations": "",
+       "shards": "iid", "train_samples": "2000", "test_samples": "500", "seed": "1", "dtype": "float32",
+       "backend": "gloo", "bandwidth_bps": "100000000", "latency_s": "0.002", "iterations": "60",
+       "evaluate_every": "10", "target_accuracy": "0.6", "time_to_target_s": "0.5", "iterations_to_target": "30",
+       "final_test_accuracy": "0.7", "iteration_s_mean": "0.01", "compute_s_median": "0.0008", "source": "lab"}
+
+
+def write_rows(path, rows):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(",".join(tool.HEADER) + "\n")
+        for r in rows:
+            f.write(",".join(str(r[k]) for k in tool.HEADER) + "\n")
+
+
+@unittest.skipUnless(HAVE_DATA, "needs Debian's dataset-fashion-mnist")
+class ValidatorTest(unittest.TestCase):
+    def validate(self, rows, *extra):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rows.csv")
+            write_rows(path, rows)
+            return subprocess.run(["/usr/bin/python3", SCRIPT, path, "--ddlsim", DDLSIM, "--quiet", *extra],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def test_a_row_is_predicted_as_ddlsim_runs_its_scenario(self):
+        result = self.validate([ROW])
+        self.assertEqual(result.returncode, 0, result.stderr)
+        doc = scenario({"name": "gossip", "params": {"graph": "ring", "variant": "synchronous"}})
+        doc["platform"]["link"] = {"bandwidth": "100000000bps", "latency": 0.001}
+        doc["network"] = {"fidelity": "flow", "collective_granularity": "stepwise", "model": "ideal", "software": "gloo"}
+        doc["workload"] = {"synthetic": {"model": "softmax 784-10", "layers": 1, "forward_s": 0.46e-3,
+                                         "backward_s": 0.26e-3, "optimizer_s": 0.056e-3, "grad_bytes": 31400},
+                           "batch_size": 32, "iterations": 60}
+        doc["training"]["convergence"].update({"evaluate_every_iterations": 10, "target_accuracy": 0.6})
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "s.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            subprocess.run([DDLSIM, "run", path, "--out", os.path.join(tmp, "out"), "-q"], check=True)
+            with open(os.path.join(tmp, "out", "summary.json"), encoding="utf-8") as f:
+                summary = json.load(f)
+        predicted = summary["convergence"]["time_to_target_s"]
+        self.assertIsNotNone(predicted)
+        error = predicted / 0.5 - 1
+        self.assertIn(f"| dpsgd | 2 | iid | 0.500 s | {predicted:.3f} s | {100 * error:+.1f} % | 30 | "
+                      f"{summary['convergence']['iterations_to_target']} |", result.stdout)
+        self.assertIn("ranking at 100 Mbit/s 2 ms, N=2, iid: measured dpsgd; predicted dpsgd: the same", result.stdout)
+
+    def test_bad_rows_are_refused_with_one_line(self):
+        for change, message in (({"dtype": "float64"}, "data row 1: dtype 'float64'; only float32 rows are predicted"),
+                                ({"algorithm": "asp"}, "data row 1: unknown algorithm 'asp' (valid: bsp, local_sgd, dpsgd)"),
+                                ({"bandwidth_bps": ""}, "data row 1 has no lab bandwidth and latency (a --local row)"),
+                                ({"ranks": "two"}, "data row 1: ranks 'two' is not a number")):
+            result = self.validate([dict(ROW, **change)])
+            self.assertEqual(result.returncode, 2)
+            self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+            self.assertIn(message, result.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
