@@ -3,6 +3,7 @@
 #include "scenario/run_plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
 
 namespace ddlsim::analysis {
@@ -15,10 +16,13 @@ models::convergence::CoSimulation make(const sim::Scenario& s) {
   return {c.data, c.settings, c.rule, s.platform.workers, s.workload.batch_size, s.seed, compression};
 }
 
-nlohmann::json point_json(const std::optional<models::convergence::Point>& p) {
+nlohmann::json point_json(const std::optional<models::convergence::Point>& p, bool noise) {
   if (!p) return nullptr;
-  return {{"iteration", p->iteration},     {"time_s", p->time_s},       {"epochs", p->epochs},
-          {"train_loss", p->train_loss}, {"test_loss", p->test_loss}, {"test_accuracy", p->test_accuracy}};
+  nlohmann::json j{{"iteration", p->iteration},     {"time_s", p->time_s},       {"epochs", p->epochs},
+                   {"train_loss", p->train_loss}, {"test_loss", p->test_loss}, {"test_accuracy", p->test_accuracy}};
+  if (noise)
+    j["gradient_noise_scale"] = std::isfinite(p->gradient_noise_scale) ? nlohmann::json(p->gradient_noise_scale) : nlohmann::json(nullptr);
+  return j;
 }
 
 }  // namespace
@@ -31,7 +35,8 @@ double last_end_s(const std::vector<sim::IterationRecord>& records) {
 
 ConvergenceOutputs::ConvergenceOutputs(const sim::Scenario& scenario, std::function<std::ofstream&()> open)
     : scenario_(scenario), open_(std::move(open)), sim_(make(scenario)) {
-  open_() << "iteration,time_s,epochs,train_loss,test_loss,test_accuracy\n";
+  open_() << "iteration,time_s,epochs,train_loss,test_loss,test_accuracy"
+          << (scenario.training.convergence->settings.noise_scale ? ",gradient_noise_scale\n" : "\n");
   const auto& c = *scenario.training.convergence;
   // A relaxed model or a compressor: dense bsp on the same data is the baseline.
   if (c.settings.bsp_baseline &&
@@ -70,8 +75,11 @@ void ConvergenceOutputs::finish(const sim::SimulationResult& result) {
 void ConvergenceOutputs::add(const models::convergence::Point& point) {
   const std::optional<models::convergence::Point> p = point;
   ++evaluations_;
-  open_() << fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f}\n", p->iteration, p->time_s, p->epochs, p->train_loss,
+  open_() << fmt::format("{},{:.9f},{:.6f},{:.6f},{:.6f},{:.6f}", p->iteration, p->time_s, p->epochs, p->train_loss,
                          p->test_loss, p->test_accuracy);
+  if (scenario_.training.convergence->settings.noise_scale)
+    open_() << (std::isfinite(p->gradient_noise_scale) ? fmt::format(",{:.6g}", p->gradient_noise_scale) : std::string(","));
+  open_() << "\n";
   last_ = p;
   if (!best_ || p->test_accuracy > best_->test_accuracy) best_ = p;
   if (!reached_ && p->test_accuracy >= scenario_.training.convergence->settings.target_accuracy) reached_ = p;
@@ -96,8 +104,17 @@ nlohmann::json ConvergenceOutputs::summary() const {
   j["time_to_target_s"] = reached_ ? nlohmann::json(reached_->time_s) : nlohmann::json(nullptr);
   j["iterations_to_target"] = reached_ ? nlohmann::json(reached_->iteration + 1) : nlohmann::json(nullptr);
   j["epochs_to_target"] = reached_ ? nlohmann::json(reached_->epochs) : nlohmann::json(nullptr);
-  j["final"] = point_json(last_);
-  j["best"] = point_json(best_);
+  const bool noise = c.settings.noise_scale;
+  j["final"] = point_json(last_, noise);
+  j["best"] = point_json(best_, noise);
+  if (noise)
+    j["gradient_noise_scale"] = {
+        {"basis", "B_simple = tr(Sigma) / |G|^2 (McCandlish et al. 2018, Appendix A.1), estimated from the workers' "
+                  "batch gradients and their mean at every iteration, averaged between evaluations"},
+        {"at_target", reached_ && std::isfinite(reached_->gradient_noise_scale) ? nlohmann::json(reached_->gradient_noise_scale)
+                                                                                : nlohmann::json(nullptr)},
+        {"final", last_ && std::isfinite(last_->gradient_noise_scale) ? nlohmann::json(last_->gradient_noise_scale)
+                                                                       : nlohmann::json(nullptr)}};
   if (bsp_) {
     // Pollux's statistical efficiency (Qiao et al., OSDI 2021): the progress a sample makes here
     // relative to bsp's, measured as the training samples each needs to the target.

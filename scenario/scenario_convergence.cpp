@@ -77,6 +77,7 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const
   c.train_samples = r.integer("train_samples", 0, 0, 100'000'000);
   c.test_samples = r.integer("test_samples", 0, 0, 100'000'000);
   c.bsp_baseline = r.boolean("bsp_baseline", true);
+  c.noise_scale = r.boolean("noise_scale", false);
   r.finish();
 
   spec->rule = rule_of(s);
@@ -98,6 +99,14 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const
                                   "randomk (valid: none, topk, randomk)",
                                   excerpt(compressor)));
   }
+  if (c.noise_scale && (spec->rule.kind != models::convergence::Rule::Kind::BSP ||
+                        spec->compression.kind != models::convergence::Compression::Kind::NONE || s.platform.workers < 2))
+    throw ConfigError(r.path_of("noise_scale"),
+                      fmt::format("only with bsp, no compressor and at least 2 workers: the noise scale is measured "
+                                  "from the workers' gradients of one dense step and their mean (got sync model \"{}\", "
+                                  "compressor \"{}\", {} worker{})",
+                                  excerpt(s.training.sync.name), excerpt(compressor), s.platform.workers,
+                                  s.platform.workers == 1 ? "" : "s"));
   if (s.training.adaptive.enabled)
     throw ConfigError("/training/adaptive_compression", "not with training.convergence: compressors are not co-simulated yet");
   try {

@@ -112,6 +112,26 @@ void CoSimulation::step_union() {
   samples_ += total;
 }
 
+void CoSimulation::step_measured() {
+  Vector& theta = workers_theta_.front();
+  Vector sum = Vector::Zero(theta.size()), g;
+  double small = 0;  // mean over workers of |G_b|^2
+  for (int w = 0; w < n_; ++w) {
+    loss_sum_ += worker_gradient(w, theta, g);
+    small += g.squaredNorm() / n_;
+    sum += g;
+  }
+  const double b = static_cast<double>(batch_), big_b = b * n_;
+  const Vector mean = sum / static_cast<double>(n_);  // the union batch's mean gradient
+  const double big = mean.squaredNorm();
+  // McCandlish et al. 2018, A.1: unbiased estimates from the two batch sizes b and N b.
+  noise_norm_sum_ += (big_b * big - b * small) / (big_b - b);
+  noise_trace_sum_ += (small - big) / (1.0 / b - 1.0 / big_b);
+  theta -= settings_.learning_rate * mean;
+  loss_samples_ += big_b;
+  samples_ += big_b;
+}
+
 void CoSimulation::step_compressed(int k) {
   Vector& theta = workers_theta_.front();
   const Eigen::Index p = theta.size();
@@ -207,8 +227,9 @@ std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
   // by the worker loops (peer_training.hpp).
   if (rule_.kind == Rule::Kind::ASYNC || rule_.kind == Rule::Kind::PEER) return std::nullopt;
   if (rule_.kind == Rule::Kind::BSP) {
-    if (compression_.kind == Compression::Kind::NONE) step_union();
-    else step_compressed(k);
+    if (compression_.kind != Compression::Kind::NONE) step_compressed(k);
+    else if (settings_.noise_scale) step_measured();
+    else step_union();
   } else if (k < rule_.warmup) {  // warm-up: bsp on the (identical) copies
     workers_theta_.resize(1);
     step_union();
@@ -229,7 +250,9 @@ std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
   const auto score = model_.evaluate(workers_theta_.front(), test_x_, data_->test_y.data());
   p.test_loss = score.loss;
   p.test_accuracy = score.accuracy;
+  if (settings_.noise_scale && noise_norm_sum_ > 0) p.gradient_noise_scale = noise_trace_sum_ / noise_norm_sum_;
   loss_sum_ = loss_samples_ = 0;
+  noise_trace_sum_ = noise_norm_sum_ = 0;
   since_eval_ = 0;
   return p;
 }

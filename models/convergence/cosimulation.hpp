@@ -31,6 +31,7 @@
 #include "models/convergence/dataset.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,6 +53,12 @@ struct Settings {
   /// Relaxed models (local SGD, asp, ssp): also train bsp on the same data, batches and seed, for
   /// the statistical efficiency relative to it.
   bool bsp_baseline = true;
+  /// bsp: measure the gradient noise scale B_simple = tr(Sigma) / |G|^2 (McCandlish et al., "An
+  /// empirical model of large-batch training", 2018, Appendix A.1) from every iteration's N worker
+  /// gradients (batch b) and their mean (batch N b); reported at each evaluation over the iterations
+  /// since the previous one (the ratio of the two sums, as the paper averages numerator and
+  /// denominator separately).
+  bool noise_scale = false;
 };
 
 /// The gradient compressor applied to the real tensors (bsp only): every worker's gradient (plus its
@@ -85,6 +92,9 @@ struct Point {
   double train_loss = 0;  // mean over the batches since the previous evaluation
   double test_loss = 0;
   double test_accuracy = 0;
+  /// Settings::noise_scale: B_simple over the iterations since the previous evaluation (samples);
+  /// NaN when not measured or when the estimate of |G|^2 was not positive.
+  double gradient_noise_scale = std::numeric_limits<double>::quiet_NaN();
 };
 
 class CoSimulation {
@@ -114,6 +124,7 @@ class CoSimulation {
 
  private:
   void step_union();   // bsp
+  void step_measured();  // bsp with Settings::noise_scale: the N worker gradients, then their mean
   void step_compressed(int k);  // bsp under a compressor: each worker's gradient compressed
   void step_local();   // every worker on its own copy
   void average();
@@ -141,6 +152,7 @@ class CoSimulation {
   double loss_samples_ = 0;
   double samples_ = 0;
   int since_eval_ = 0;
+  double noise_trace_sum_ = 0, noise_norm_sum_ = 0;  // Settings::noise_scale: tr(Sigma), |G|^2 estimates
 };
 
 /// Worker shards of `n` training samples with labels `labels` (see the header).

@@ -160,6 +160,12 @@ TEST_CASE("training.convergence refusals name the path and what is valid") {
   CHECK(refused(doc) == "ddlsim: error: /training/convergence: expected an object, got null (leave it out for no "
                         "co-simulation)\n");
   doc = scenario();
+  doc["training"]["sync"] = json::parse(R"({"name": "local_sgd"})");
+  doc["training"]["convergence"]["noise_scale"] = true;
+  CHECK(refused(doc) == "ddlsim: error: /training/convergence/noise_scale: only with bsp, no compressor and at least 2 "
+                        "workers: the noise scale is measured from the workers' gradients of one dense step and their "
+                        "mean (got sync model \"local_sgd\", compressor \"none\", 4 workers)\n");
+  doc = scenario();
   doc["training"]["convergence"]["hidden_units"] = 8;
   CHECK(refused(doc) == "ddlsim: error: /training/convergence/hidden_units: only with \"model\": \"mlp\" (softmax "
                         "regression has no hidden layer)\n");

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <set>
 
@@ -191,4 +192,40 @@ TEST_CASE("bsp with randomk: every worker sends the same k indices so the step t
   CHECK((sim.parameters().array() != 0.0).count() == 5);
   CHECK_THROWS_WITH(CoSimulation(data, settings(), Rule{Rule::Kind::LOCAL_SGD, 2, 0}, 4, 8, 2, random),
                     "a compressor is co-simulated with bsp only");
+}
+
+TEST_CASE("the gradient noise scale is McCandlish's two-batch estimate from the workers' gradients and bsp trains alike") {
+  const auto data = toy(400, 6);
+  const int n = 4, batch = 8, every = 3;
+  Settings measured = settings();
+  measured.noise_scale = true;
+  measured.evaluate_every_iterations = every;
+  Settings plain = settings();
+  plain.evaluate_every_iterations = every;
+  CoSimulation sim(data, measured, Rule{}, n, batch, 3), reference(data, plain, Rule{}, n, batch, 3);
+  CoSimulation batches(data, plain, Rule{}, n, batch, 3);  // the same batches, for the estimate by hand
+  Vector theta = sim.initial();
+  double trace = 0, norm = 0;
+  for (int k = 0; k < every; ++k) {
+    double small = 0;
+    Vector sum = Vector::Zero(theta.size()), g;
+    for (int w = 0; w < n; ++w) {
+      (void)batches.worker_gradient(w, theta, g);
+      small += g.squaredNorm() / n;
+      sum += g;
+    }
+    const double big = (sum / n).squaredNorm(), b = batch, nb = batch * n;
+    norm += (nb * big - b * small) / (nb - b);
+    trace += (small - big) / (1 / b - 1 / nb);
+    theta -= 0.3 * (sum / n);
+    const auto p = sim.iteration(k, k, false);
+    const auto q = reference.iteration(k, k, false);
+    REQUIRE(p.has_value() == (k == every - 1));
+    if (p) {
+      CHECK(p->gradient_noise_scale == doctest::Approx(trace / norm).epsilon(1e-9));
+      CHECK(p->test_loss == doctest::Approx(q->test_loss).epsilon(1e-12));
+      CHECK(std::isnan(q->gradient_noise_scale));  // not measured
+    }
+  }
+  CHECK((sim.parameters() - reference.parameters()).cwiseAbs().maxCoeff() <= 1e-12);
 }
