@@ -13,6 +13,7 @@ models::convergence::CoSimulation make(const sim::Scenario& s) {
   const auto& c = *s.training.convergence;
   models::convergence::Compression compression = c.compression;
   for (const auto& b : s.plan->training.buckets) compression.bucket_bytes.push_back(b.bytes);
+  compression.roots = s.plan->training.roots;  // artopk's selecting worker per iteration
   return {c.data, c.settings, c.rule, s.platform.workers, s.workload.batch_size, s.seed, compression};
 }
 

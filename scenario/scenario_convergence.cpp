@@ -4,6 +4,7 @@
 #include "scenario/scenario.hpp"
 
 #include <cmath>
+#include <map>
 #include <fmt/format.h>
 #include <stdexcept>
 
@@ -82,22 +83,28 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const
 
   spec->rule = rule_of(s);
   const std::string& compressor = s.training.compressor.name;
-  if (compressor == "topk" || compressor == "randomk") {
+  using Kind = models::convergence::Compression::Kind;
+  static const std::map<std::string, Kind> KINDS = {
+      {"topk", Kind::TOPK}, {"randomk", Kind::RANDOMK}, {"artopk", Kind::ARTOPK}, {"fp16", Kind::FP16},
+      {"bf16", Kind::BF16}, {"onebit", Kind::ONEBIT},   {"qsgd", Kind::QSGD},     {"terngrad", Kind::TERNGRAD},
+      {"powersgd", Kind::POWERSGD}};
+  if (const auto kind = KINDS.find(compressor); kind != KINDS.end()) {
     if (spec->rule.kind != models::convergence::Rule::Kind::BSP)
       throw ConfigError("/training/compressor/name",
                         fmt::format("compressor \"{}\" with training.convergence: compressors are co-simulated with "
                                     "bsp only (sync model \"{}\")",
                                     compressor, excerpt(s.training.sync.name)));
     const auto settings = s.training.compressor_model->settings();
-    spec->compression.kind = compressor == "topk" ? models::convergence::Compression::Kind::TOPK
-                                                  : models::convergence::Compression::Kind::RANDOMK;
-    spec->compression.ratio = settings.at("ratio").get<double>();
-    spec->compression.error_feedback = settings.at("error_feedback").get<bool>();
+    auto& cp = spec->compression;
+    cp.kind = kind->second;
+    cp.ratio = settings.value("ratio", 1.0);
+    cp.error_feedback = settings.value("error_feedback", true);
+    cp.levels = settings.value("levels", 127);
+    cp.rank = settings.value("rank", 4);
   } else if (compressor != "none") {
     throw ConfigError("/training/compressor/name",
-                      fmt::format("compressor \"{}\" with training.convergence: co-simulated compressors are topk and "
-                                  "randomk (valid: none, topk, randomk)",
-                                  excerpt(compressor)));
+                      fmt::format("compressor \"{}\" with training.convergence: not co-simulated yet (valid: {})",
+                                  excerpt(compressor), models::convergence::co_simulated_compressors()));
   }
   if (c.noise_scale && (spec->rule.kind != models::convergence::Rule::Kind::BSP ||
                         spec->compression.kind != models::convergence::Compression::Kind::NONE || s.platform.workers < 2))

@@ -20,6 +20,7 @@ inline constexpr double NUMERICS_FLOP_RATE = 3e9;
 inline constexpr double NUMERICS_TRAIN_FLOPS = 6;   // per sample and parameter: forward 2, backward 4
 inline constexpr double NUMERICS_EVAL_FLOPS = 2;    // per test sample and parameter: forward
 inline constexpr double NUMERICS_MIX_FLOPS = 8;      // per worker and parameter: step, norms, copies, the mix
+inline constexpr double COMPRESSED_COPIES = 3;       // per worker under a compressor: gradient, its copy, what it sends
 inline constexpr double PEER_COPIES = 4;             // per worker: parameters, gradient, about two sent values kept
 inline constexpr double UPDATE_LOG_BYTES = 120;     // per logged server update of one gradient
 inline constexpr double LAYER_S = 0.8e-6;              // per profile layer: loading and planning

@@ -39,7 +39,8 @@ std::optional<WorkTerm> convergence_work_term(const Scenario& s, double workers,
   if (conv.rule.kind == models::convergence::Rule::Kind::ASYNC)  // the log, and versions kept for stale gradients
     memory += iterations * workers * buckets * servers * UPDATE_LOG_BYTES + workers * params * 8;
   if (baseline) memory += params * 8;
-  if (compressed && conv.compression.error_feedback) memory += workers * params * 8;  // the workers' residuals
+  // A compressor: the workers' gradients, what they send and the copies being compressed, and their residuals.
+  if (compressed) memory += workers * params * 8 * (COMPRESSED_COPIES + (conv.compression.error_feedback ? 1 : 0));
   // A per-iteration term's memory is the run's (estimate_work adds it once).
   return WorkTerm{"co-simulated training", "/training/convergence", runs * flops / NUMERICS_FLOP_RATE, memory};
 }

@@ -51,11 +51,11 @@ std::vector<std::vector<std::uint32_t>> make_shards(const std::vector<std::uint8
 CoSimulation::CoSimulation(std::shared_ptr<const Dataset> data, const Settings& settings, Rule rule, int workers,
                            std::int64_t batch_per_worker, std::uint64_t seed, Compression compression)
     : data_(std::move(data)), settings_(settings), rule_(rule), n_(workers), batch_(batch_per_worker), seed_(seed),
-      model_(data_->features, data_->classes, settings.hidden_units), compression_(std::move(compression)) {
-  if (compression_.kind != Compression::Kind::NONE && rule.kind != Rule::Kind::BSP)
+      model_(data_->features, data_->classes, settings.hidden_units) {
+  if (compression.kind != Compression::Kind::NONE && rule.kind != Rule::Kind::BSP)
     throw std::invalid_argument("a compressor is co-simulated with bsp only");
-  if (compression_.kind != Compression::Kind::NONE && compression_.error_feedback)
-    residuals_.assign(static_cast<std::size_t>(workers), Vector::Zero(model_.parameters()));
+  if (compression.kind != Compression::Kind::NONE)
+    compression_.emplace(std::move(compression), model_.parameters(), workers, seed);
   shards_ = make_shards(data_->train_y, workers, settings.shards, seed);
   cursors_.resize(shards_.size());
   workers_theta_.assign(rule.kind == Rule::Kind::LOCAL_SGD ? static_cast<std::size_t>(workers) : 1, model_.initial(seed));
@@ -134,57 +134,13 @@ void CoSimulation::step_measured() {
 
 void CoSimulation::step_compressed(int k) {
   Vector& theta = workers_theta_.front();
-  const Eigen::Index p = theta.size();
-  // Bucket b's parameters: its share of the bytes, in order (as the parameter servers' shards).
-  std::vector<Eigen::Index> cut{0};
-  double total = 0, offset = 0;
-  for (double b : compression_.bucket_bytes) total += b;
-  for (double b : compression_.bucket_bytes) {
-    offset += b;
-    cut.push_back(total > 0 ? static_cast<Eigen::Index>(std::llround(static_cast<double>(p) * offset / total)) : p);
-  }
-  if (cut.size() < 2) cut.push_back(p);
-  cut.back() = p;
-  // randomk: the same indices on every worker (a seed shared per iteration and bucket).
-  std::vector<std::vector<Eigen::Index>> shared(cut.size() - 1);
-  auto kept = [&](std::size_t b) {
-    const Eigen::Index n = cut[b + 1] - cut[b];
-    return std::min<Eigen::Index>(n, static_cast<Eigen::Index>(std::ceil(compression_.ratio * static_cast<double>(n))));
-  };
-  if (compression_.kind == Compression::Kind::RANDOMK)
-    for (std::size_t b = 0; b + 1 < cut.size(); ++b) {
-      std::vector<Eigen::Index> idx(static_cast<std::size_t>(cut[b + 1] - cut[b]));
-      std::iota(idx.begin(), idx.end(), cut[b]);
-      Rng rng(stream(seed_, 3, static_cast<std::uint64_t>(k) << 16 ^ b));
-      shuffle(idx, rng);
-      idx.resize(static_cast<std::size_t>(kept(b)));
-      shared[b] = std::move(idx);
-    }
-  Vector mean = Vector::Zero(p), g;
+  std::vector<Vector> gradients(static_cast<std::size_t>(n_));
   for (int w = 0; w < n_; ++w) {
-    loss_sum_ += worker_gradient(w, theta, g);
+    loss_sum_ += worker_gradient(w, theta, gradients[static_cast<std::size_t>(w)]);
     loss_samples_ += static_cast<double>(batch_);
     samples_ += static_cast<double>(batch_);
-    if (!residuals_.empty()) g += residuals_[static_cast<std::size_t>(w)];
-    Vector sent = Vector::Zero(p);
-    for (std::size_t b = 0; b + 1 < cut.size(); ++b) {
-      if (compression_.kind == Compression::Kind::RANDOMK) {
-        for (const auto i : shared[b]) sent[i] = g[i];
-        continue;
-      }
-      // topk: the k of largest |g| (ties: the lower index), exactly.
-      std::vector<Eigen::Index> idx(static_cast<std::size_t>(cut[b + 1] - cut[b]));
-      std::iota(idx.begin(), idx.end(), cut[b]);
-      const auto mid = idx.begin() + static_cast<std::ptrdiff_t>(kept(b));
-      std::nth_element(idx.begin(), mid, idx.end(), [&g](Eigen::Index a, Eigen::Index c) {
-        return std::abs(g[a]) > std::abs(g[c]) || (std::abs(g[a]) == std::abs(g[c]) && a < c);
-      });
-      for (auto it = idx.begin(); it != mid; ++it) sent[*it] = g[*it];
-    }
-    if (!residuals_.empty()) residuals_[static_cast<std::size_t>(w)] = g - sent;
-    mean += sent;
   }
-  theta -= (settings_.learning_rate / n_) * mean;
+  theta -= settings_.learning_rate * compression_->aggregate(k, gradients);
 }
 
 void CoSimulation::step_local() {
@@ -227,7 +183,7 @@ std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
   // by the worker loops (peer_training.hpp).
   if (rule_.kind == Rule::Kind::ASYNC || rule_.kind == Rule::Kind::PEER) return std::nullopt;
   if (rule_.kind == Rule::Kind::BSP) {
-    if (compression_.kind != Compression::Kind::NONE) step_compressed(k);
+    if (compression_) step_compressed(k);
     else if (settings_.noise_scale) step_measured();
     else step_union();
   } else if (k < rule_.warmup) {  // warm-up: bsp on the (identical) copies

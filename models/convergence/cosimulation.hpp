@@ -28,6 +28,7 @@
 #pragma once
 
 #include "models/convergence/classifier.hpp"
+#include "models/convergence/compression.hpp"
 #include "models/convergence/dataset.hpp"
 
 #include <cstdint>
@@ -59,16 +60,6 @@ struct Settings {
   /// since the previous one (the ratio of the two sums, as the paper averages numerator and
   /// denominator separately).
   bool noise_scale = false;
-};
-
-/// The gradient compressor applied to the real tensors (bsp only): every worker's gradient (plus its
-/// error-feedback residual) sparsified per bucket before the mean; with error feedback the rest
-/// is kept for its next iteration (Stich et al., NeurIPS 2018; Aji & Heafield, EMNLP 2017).
-struct Compression {
-  enum class Kind { NONE, TOPK, RANDOMK } kind = Kind::NONE;
-  double ratio = 1;            // k = ceil(ratio n) per bucket of n parameters
-  bool error_feedback = true;
-  std::vector<double> bucket_bytes;  // the plan's buckets: bucket b holds its share of the parameters, in order
 };
 
 /// What the sync model does to the parameters (see the header).
@@ -125,7 +116,7 @@ class CoSimulation {
  private:
   void step_union();   // bsp
   void step_measured();  // bsp with Settings::noise_scale: the N worker gradients, then their mean
-  void step_compressed(int k);  // bsp under a compressor: each worker's gradient compressed
+  void step_compressed(int k);  // bsp under a compressor: each worker's gradient compressed (compression.hpp)
   void step_local();   // every worker on its own copy
   void average();
   [[nodiscard]] Matrix rows(const std::vector<std::uint32_t>& idx, const std::vector<float>& x) const;
@@ -137,8 +128,7 @@ class CoSimulation {
   std::int64_t batch_;
   std::uint64_t seed_;
   Classifier model_;
-  Compression compression_;
-  std::vector<Vector> residuals_;  // error feedback, per worker
+  std::optional<GradientCompression> compression_;  // bsp under a compressor
   std::vector<Vector> workers_theta_;  // one copy (bsp, synchronised) or one per worker
   std::vector<std::vector<std::uint32_t>> shards_;
   struct Cursor {

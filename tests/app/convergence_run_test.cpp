@@ -143,10 +143,12 @@ TEST_CASE("training.convergence refusals name the path and what is valid") {
                         "the co-simulated softmax 784-10 (7850 parameters) has 31400 bytes (7850 parameters in fp32): "
                         "profile the model that is trained (docs/convergence.md, \"Workload\")\n");
   doc = scenario();
-  doc["training"]["compressor"] = json::parse(R"({"name": "fp16"})");
+  doc["training"]["compressor"] = json::parse(R"({"name": "dgc"})");
+  doc["training"]["collective"] = json::parse(R"({"name": "ring_allgather"})");
   doc["training"]["compression_cost"] = json::parse(R"({"encode": {"fixed_s": 0}, "decode": {"fixed_s": 0}})");
-  CHECK(refused(doc) == "ddlsim: error: /training/compressor/name: compressor \"fp16\" with training.convergence: "
-                        "co-simulated compressors are topk and randomk (valid: none, topk, randomk)\n");
+  CHECK(refused(doc) == "ddlsim: error: /training/compressor/name: compressor \"dgc\" with training.convergence: not "
+                        "co-simulated yet (valid: none, topk, randomk, artopk, fp16, bf16, onebit, qsgd, terngrad, "
+                        "powersgd)\n");
   doc = scenario();
   doc["training"]["convergence"]["train_samples"] = 3;
   CHECK(refused(doc) == "ddlsim: error: /training/convergence/train_samples: 3 training samples cannot be dealt to 4 "
