@@ -121,6 +121,9 @@ class SyncModel {
   /// Load time, once: reads what the params name (training traces) and checks it against the
   /// scenario. Throws ConfigError at a path under binding.params_path.
   virtual void bind(const SyncBinding& /*binding*/) {}
+  /// Decisions computed from the co-simulated training before the run ("decisions": "live" where
+  /// they do not depend on time: selective_sync), one per iteration; other models never get them.
+  virtual void set_live_decisions(const std::vector<char>& /*per_iteration*/) {}
   /// Event-driven models (communication decided per iteration by training numerics): what one
   /// event is, for outputs ("tensor put to one neighbour", ...); empty for the others.
   [[nodiscard]] virtual std::string events_unit() const { return {}; }

@@ -6,6 +6,7 @@
 #include "scenario/scenario.hpp"
 
 #include <memory>
+#include <vector>
 
 namespace ddlsim::sim {
 
@@ -14,6 +15,9 @@ struct ConvergenceSpec {
   models::convergence::Rule rule;
   models::convergence::Compression compression;  // its bucket_bytes filled from the plan at the run
   std::shared_ptr<const models::convergence::Dataset> data;
+  /// selective_sync with "decisions": "live": whether each iteration synchronises, from the
+  /// co-simulated training run once at load (the sync model replays them).
+  std::vector<char> decisions;
 };
 
 /// Reads "training.convergence" (`value`, at /training/convergence; null: absent) once the sync

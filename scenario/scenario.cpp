@@ -197,6 +197,7 @@ void read_training(ObjectReader& root, Scenario& s, const std::string& base_dir,
   if (convergence != nullptr && convergence->is_null())
     throw ConfigError("/training/convergence", "expected an object, got null (leave it out for no co-simulation)");
   t.finish();
+  models::SyncModel* sync_model = nullptr;  // the same object, for live decisions once convergence is read
   {
     auto sync = models::SyncModelRegistry::instance().create(s.training.sync.name, s.training.sync.params,
                                                              "/training/sync/name", "/training/sync/params", "sync model");
@@ -207,6 +208,7 @@ void read_training(ObjectReader& root, Scenario& s, const std::string& base_dir,
     binding.profile = &s.workload.profile;
     binding.resolve = [&base_dir](const std::string& f) { return resolve_beside(f, base_dir); };
     sync->bind(binding);
+    sync_model = sync.get();
     s.training.sync_model = std::move(sync);
   }
   // What each worker computes per iteration (crossbow: its learners' batches as one).
@@ -248,6 +250,7 @@ void read_training(ObjectReader& root, Scenario& s, const std::string& base_dir,
                       fmt::format("collective \"{}\" needs at least 1 parameter server, got 0", s.training.collective.name));
   check_combination(s, collective_given);
   s.training.convergence = read_convergence(convergence, s);
+  if (s.training.convergence && !s.training.convergence->decisions.empty()) sync_model->set_live_decisions(s.training.convergence->decisions);
 }
 
 /// "output": the directory and which files are written.

@@ -13,11 +13,14 @@ namespace {
 
 constexpr const char* PATH = "/training/convergence";
 /// The sync models whose numerics are co-simulated (models/convergence/cosimulation.hpp).
-constexpr const char* CO_SIMULATED = "bsp, local_sgd, asp, ssp, gossip, event_triggered";
+constexpr const char* CO_SIMULATED = "bsp, local_sgd, asp, ssp, gossip, event_triggered, selective_sync";
 
-/// event_triggered's decisions: "live" needs the co-simulation, and the co-simulation needs "live".
+/// event_triggered's and selective_sync's decisions: "live" needs the co-simulation, and the
+/// co-simulation needs "live".
 bool live_decisions(const Scenario& s) {
-  return s.training.sync.name == "event_triggered" && s.training.sync_model->settings().value("decisions", "") == "live";
+  const auto& name = s.training.sync.name;
+  return (name == "event_triggered" || name == "selective_sync") &&
+         s.training.sync_model->settings().value("decisions", "") == "live";
 }
 
 models::convergence::Rule rule_of(const Scenario& s) {
@@ -33,6 +36,17 @@ models::convergence::Rule rule_of(const Scenario& s) {
   }
   if (name == "asp" || name == "ssp") {
     rule.kind = models::convergence::Rule::Kind::ASYNC;
+    return rule;
+  }
+  if (name == "selective_sync") {
+    if (!live_decisions(s))
+      throw ConfigError("/training/sync/params/decisions",
+                        fmt::format("selective_sync with training.convergence decides from the trained model's own "
+                                    "gradients: set \"decisions\": \"live\" (got \"{}\", whose decisions would not be "
+                                    "the co-simulated training's)",
+                                    s.training.sync_model->settings().value("decisions", "")));
+    rule.kind = models::convergence::Rule::Kind::SELSYNC;
+    rule.delta = s.training.sync_model->settings().at("delta").get<double>();
     return rule;
   }
   if (name == "gossip" || name == "event_triggered") {
@@ -56,7 +70,7 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const
   if (value == nullptr) {
     if (live_decisions(s))
       throw ConfigError("/training/sync/params/decisions",
-                        "\"live\" decides from a co-simulated training's parameter norms: add training.convergence "
+                        "\"live\" decides from a co-simulated training's own numerics: add training.convergence "
                         "(docs/convergence.md), or use \"trace\" or \"surrogate\"");
     return nullptr;
   }
@@ -142,6 +156,11 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const
                                   "\"Workload\")",
                                   given, classifier.describe(), expected, classifier.parameters(),
                                   s.workload.profile.dtype));
+  if (spec->rule.kind == models::convergence::Rule::Kind::SELSYNC) {
+    // The decisions do not depend on time: the same numerics, run once before the simulation.
+    models::convergence::CoSimulation ahead(spec->data, c, spec->rule, s.platform.workers, s.workload.batch_size, s.seed);
+    for (int k = 0; k < s.workload.iterations; ++k) spec->decisions.push_back(ahead.step(k) ? 1 : 0);
+  }
   return spec;
 }
 

@@ -58,7 +58,9 @@ CoSimulation::CoSimulation(std::shared_ptr<const Dataset> data, const Settings& 
     compression_.emplace(std::move(compression), model_.parameters(), workers, seed);
   shards_ = make_shards(data_->train_y, workers, settings.shards, seed);
   cursors_.resize(shards_.size());
-  workers_theta_.assign(rule.kind == Rule::Kind::LOCAL_SGD ? static_cast<std::size_t>(workers) : 1, model_.initial(seed));
+  const bool copies = rule.kind == Rule::Kind::LOCAL_SGD || rule.kind == Rule::Kind::SELSYNC;
+  workers_theta_.assign(copies ? static_cast<std::size_t>(workers) : 1, model_.initial(seed));
+  if (rule.kind == Rule::Kind::SELSYNC) triggers_.assign(static_cast<std::size_t>(workers), SelSyncTrigger(rule.delta));
   std::vector<std::uint32_t> all(data_->test_size());
   std::iota(all.begin(), all.end(), 0U);
   test_x_ = rows(all, data_->test_x);
@@ -151,6 +153,8 @@ void CoSimulation::step_local() {
     Vector& theta = workers_theta_[static_cast<std::size_t>(w)];
     Vector grad = Vector::Zero(theta.size());
     loss_sum_ += model_.accumulate(theta, rows(b, data_->train_x), y.data(), grad);
+    if (!triggers_.empty() && triggers_[static_cast<std::size_t>(w)].step(grad.norm() / static_cast<double>(b.size())))
+      flagged_ = true;  // its mean gradient's norm changed by delta or more
     theta -= (settings_.learning_rate / static_cast<double>(b.size())) * grad;
     loss_samples_ += static_cast<double>(b.size());
     samples_ += static_cast<double>(b.size());
@@ -178,25 +182,38 @@ void CoSimulation::average() {
   for (auto& t : workers_theta_) t = mean;
 }
 
-std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
-  // asp, ssp: replayed from the servers' updates (async_replay.hpp); gossip, event_triggered: run
-  // by the worker loops (peer_training.hpp).
-  if (rule_.kind == Rule::Kind::ASYNC || rule_.kind == Rule::Kind::PEER) return std::nullopt;
+bool CoSimulation::step(int k) {
   if (rule_.kind == Rule::Kind::BSP) {
     if (compression_) step_compressed(k);
     else if (settings_.noise_scale) step_measured();
     else step_union();
-  } else if (k < rule_.warmup) {  // warm-up: bsp on the (identical) copies
+    return true;
+  }
+  if (rule_.kind == Rule::Kind::SELSYNC) {
+    flagged_ = false;
+    step_local();
+    if (flagged_) average();
+    return flagged_;
+  }
+  if (k < rule_.warmup) {  // local SGD's warm-up: bsp on the (identical) copies
     workers_theta_.resize(1);
     step_union();
     const Vector theta = workers_theta_.front();
     workers_theta_.assign(static_cast<std::size_t>(n_), theta);
-  } else {
-    step_local();
-    if (rule_.synchronised_after(k)) average();
+    return true;
   }
+  step_local();
+  if (rule_.synchronised_after(k)) average();
+  return rule_.synchronised_after(k);
+}
+
+std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
+  // asp, ssp: replayed from the servers' updates (async_replay.hpp); gossip, event_triggered: run
+  // by the worker loops (peer_training.hpp).
+  if (rule_.kind == Rule::Kind::ASYNC || rule_.kind == Rule::Kind::PEER) return std::nullopt;
+  const bool synchronised = step(k);
   ++since_eval_;
-  if (!rule_.synchronised_after(k)) return std::nullopt;
+  if (!synchronised) return std::nullopt;
   if (!last && since_eval_ < settings_.evaluate_every_iterations) return std::nullopt;
   Point p;
   p.iteration = k;

@@ -21,6 +21,10 @@
 //   * asp, ssp: replayed from the servers' updates after the run (async_replay.hpp).
 //   * gossip, event_triggered: each worker's own copy, stepped and mixed live by the sync model's
 //     worker loop with the messages the simulation delivered (peer_training.hpp).
+//   * selective_sync (SelSync): each worker steps its own copy; a worker flags the iteration when
+//     its gradient norm changed by delta or more (models/trigger_rules.hpp); when any did, the
+//     copies are replaced by their mean. The decisions do not depend on time, so they are computed
+//     before the run (step()) and the simulation replays them.
 // Other sync models are refused (scenario/scenario_convergence.cpp says which run).
 //
 // Costs: bsp N b samples' forward and backward per iteration, once; local SGD the same, spread over
@@ -29,6 +33,7 @@
 
 #include "models/convergence/classifier.hpp"
 #include "models/convergence/compression.hpp"
+#include "models/trigger_rules.hpp"
 #include "models/convergence/dataset.hpp"
 
 #include <cstdint>
@@ -66,9 +71,11 @@ struct Settings {
 struct Rule {
   /// ASYNC: asp and ssp, replayed from the servers' updates once the run is over (async_replay.hpp).
   /// PEER: gossip and event_triggered, driven live by the worker loops (peer_training.hpp).
-  enum class Kind { BSP, LOCAL_SGD, ASYNC, PEER } kind = Kind::BSP;
+  /// SELSYNC: selective_sync, the copies averaged in the iterations where a worker flagged.
+  enum class Kind { BSP, LOCAL_SGD, ASYNC, PEER, SELSYNC } kind = Kind::BSP;
   int period = 1;  // local_sgd: H
   int warmup = 0;  // local_sgd: K
+  double delta = 0;  // selective_sync: a worker flags when its gradient norm changed by this fraction
   /// True when iteration k ends with every worker holding the same parameters.
   [[nodiscard]] bool synchronised_after(int k) const {
     return kind == Kind::BSP || (kind == Kind::LOCAL_SGD && (k < warmup || (k - warmup + 1) % period == 0));
@@ -97,6 +104,9 @@ class CoSimulation {
   /// an evaluation when one falls here (every evaluate_every_iterations-th synchronised iteration,
   /// and `last` when synchronised).
   std::optional<Point> iteration(int k, double end_s, bool last);
+  /// Iteration k's numerics without an evaluation: true when it ends with the copies averaged
+  /// (selective_sync's decisions, computed before the run: scenario/scenario_convergence.cpp).
+  bool step(int k);
 
   [[nodiscard]] const Classifier& classifier() const { return model_; }
   [[nodiscard]] const Vector& parameters() const { return workers_theta_.front(); }
@@ -117,7 +127,7 @@ class CoSimulation {
   void step_union();   // bsp
   void step_measured();  // bsp with Settings::noise_scale: the N worker gradients, then their mean
   void step_compressed(int k);  // bsp under a compressor: each worker's gradient compressed (compression.hpp)
-  void step_local();   // every worker on its own copy
+  void step_local();   // every worker on its own copy; selective_sync: sets flagged_
   void average();
   [[nodiscard]] Matrix rows(const std::vector<std::uint32_t>& idx, const std::vector<float>& x) const;
 
@@ -142,6 +152,8 @@ class CoSimulation {
   double loss_samples_ = 0;
   double samples_ = 0;
   int since_eval_ = 0;
+  std::vector<SelSyncTrigger> triggers_;  // selective_sync: per worker
+  bool flagged_ = false;                  // selective_sync: a worker flagged this iteration
   double noise_trace_sum_ = 0, noise_norm_sum_ = 0;  // Settings::noise_scale: tr(Sigma), |G|^2 estimates
 };
 

@@ -17,7 +17,9 @@
 // all-reduce, in the other order) plus the flag exchange. Decisions (models/event_decisions.hpp):
 // "trace" replays a recorded trace (an iteration synchronises when any worker's recorded flag is
 // set); "surrogate" draws each iteration with the probability that the trace's iterations in the
-// same window synchronised, after its first iteration (which always does).
+// same window synchronised, after its first iteration (which always does); "live" (with
+// training.convergence) takes them from the co-simulated training: its numerics do not depend on
+// time, so they are computed before the run (models/convergence/cosimulation.hpp) and replayed.
 #include "models/event_decisions.hpp"
 #include "models/sync_model.hpp"
 #include "models/training_trace.hpp"
@@ -25,6 +27,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 namespace ddlsim::models {
 namespace {
@@ -35,6 +38,13 @@ class SelectiveSync final : public SyncModel {
       : source_(std::move(source)), delta_(delta), parameter_server_(parameter_server) {}
 
   void bind(const SyncBinding& b) override {
+    if (source_.live) {  // set_live_decisions() gives them (scenario/scenario_convergence.cpp)
+      if (!delta_)
+        throw ConfigError(pointer_append(source_.path, "delta"),
+                          "\"decisions\": \"live\" needs the relative gradient change that flags an iteration (e.g. 0.3)");
+      sync_.assign(static_cast<std::size_t>(b.iterations), 0);
+      return;
+    }
     trace_ = load_decision_trace(source_, b, "selective_sync");
     const auto& t = *trace_;
     if (delta_ && *delta_ != t.algorithm.delta)
@@ -125,15 +135,24 @@ class SelectiveSync final : public SyncModel {
     return plan.iterations + synced * static_cast<std::int64_t>(plan.buckets.size());
   }
 
+  void set_live_decisions(const std::vector<char>& per_iteration) override {
+    if (!source_.live || per_iteration.size() != sync_.size())
+      throw std::logic_error("selective_sync: live decisions for a model that does not take them, or of another length");
+    sync_ = per_iteration;
+  }
+
   [[nodiscard]] std::string events_unit() const override { return "synchronised iteration (per worker)"; }
   [[nodiscard]] nlohmann::json settings() const override {
-    return {{"delta", trace_ ? trace_->algorithm.delta : 0.0},
+    return {{"delta", trace_ ? trace_->algorithm.delta : delta_.value_or(0.0)},
             {"aggregation", parameter_server_ ? "parameter_server" : "allreduce"},
             {"averaged", "parameters"},
-            {"decisions", source_.surrogate ? "surrogate" : "trace"}};
+            {"decisions", source_.live ? "live" : source_.surrogate ? "surrogate" : "trace"}};
   }
   [[nodiscard]] nlohmann::json decisions() const override {
-    auto j = describe_source(source_, trace_.get());
+    auto j = source_.live ? nlohmann::json{{"source", "live"},
+                                           {"rule", "a worker flags when its mean gradient's norm changed by delta or more "
+                                                    "(the co-simulated training's, computed before the run)"}}
+                          : describe_source(source_, trace_.get());
     std::int64_t synced = 0;
     for (char s : sync_) synced += s;
     j["synchronised_iterations"] = synced;
@@ -178,7 +197,7 @@ DDLSIM_REGISTER(ddlsim::models::SyncModel, "selective_sync",
                 "server) only in iterations where a worker's relative gradient change reached delta; decisions "
                 "replayed from a training trace or a fitted surrogate",
                 [](ddlsim::ObjectReader& params) {
-                  auto source = ddlsim::models::read_decision_source(params, true);
+                  auto source = ddlsim::models::read_decision_source(params, true, true);
                   std::optional<double> delta;
                   if (params.has("delta")) delta = params.number("delta", 0, 0, 1e6);
                   const bool ps = params.choice("aggregation", {"allreduce", "parameter_server"}, "allreduce") == "parameter_server";

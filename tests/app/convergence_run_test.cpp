@@ -115,8 +115,12 @@ TEST_CASE("training.convergence refusals name the path and what is valid") {
   json doc = scenario();
   doc["training"]["sync"] = json::parse(R"({"name": "crossbow"})");
   CHECK(refused(doc) == "ddlsim: error: /training/convergence: training is co-simulated with the sync models bsp, "
-                        "local_sgd, asp, ssp, gossip, event_triggered; \"crossbow\" is not co-simulated (leave "
-                        "training.convergence out to simulate its time only)\n");
+                        "local_sgd, asp, ssp, gossip, event_triggered, selective_sync; \"crossbow\" is not co-simulated "
+                        "(leave training.convergence out to simulate its time only)\n");
+  doc = scenario();
+  doc["training"]["sync"] = json::parse(R"({"name": "selective_sync", "params": {"decisions": "live"}})");
+  CHECK(refused(doc) == "ddlsim: error: /training/sync/params/delta: \"decisions\": \"live\" needs the relative "
+                        "gradient change that flags an iteration (e.g. 0.3)\n");
   doc = scenario();
   doc["training"].erase("collective");
   doc["training"]["sync"] = {{"name", "event_triggered"},
@@ -135,8 +139,8 @@ TEST_CASE("training.convergence refusals name the path and what is valid") {
   doc["training"]["sync"]["params"] = {{"decisions", "live"}};
   doc["training"].erase("convergence");
   CHECK(refused(doc) == "ddlsim: error: /training/sync/params/decisions: \"live\" decides from a co-simulated "
-                        "training's parameter norms: add training.convergence (docs/convergence.md), or use \"trace\" "
-                        "or \"surrogate\"\n");
+                        "training's own numerics: add training.convergence (docs/convergence.md), or use \"trace\" or "
+                        "\"surrogate\"\n");
   doc = scenario();
   doc["workload"]["synthetic"]["grad_bytes"] = 40000;
   CHECK(refused(doc) == "ddlsim: error: /workload/synthetic/grad_bytes: the workload's gradients are 40000 bytes, but "
@@ -299,4 +303,25 @@ TEST_CASE("event_triggered with live decisions: threshold 0 sends every tensor a
   CHECK(a.at("sent").get<int>() >= 4 * 4 * 2 * 2);  // passes 1 .. 4 always send
   CHECK(adaptive.csv_text != every.csv_text);
   CHECK(adaptive.summary.at("sync_settings").at("decisions") == "live");
+}
+
+TEST_CASE("selective_sync with live decisions: delta 0 synchronises every iteration and trains as bsp") {
+  json doc = scenario();
+  doc["training"]["sync"] = json::parse(R"({"name": "selective_sync", "params": {"decisions": "live", "delta": 0}})");
+  const Run every = run(doc), bsp = run(scenario());
+  REQUIRE(every.convergence.size() == bsp.convergence.size());
+  for (std::size_t i = 0; i < bsp.convergence.size(); ++i) {
+    CHECK(every.convergence.integer(i, "iteration") == bsp.convergence.integer(i, "iteration"));
+    CHECK(every.convergence.number(i, "test_loss") == doctest::Approx(bsp.convergence.number(i, "test_loss")).epsilon(1e-6));
+  }
+  CHECK(every.summary.at("events").at("decisions").at("synchronised_fraction") == 1.0);
+  CHECK(every.summary.at("sync_settings").at("decisions") == "live");
+  // A large delta synchronises fewer iterations, and only those are evaluated.
+  doc["training"]["sync"]["params"]["delta"] = 1;
+  const Run fewer = run(doc);
+  const double fraction = fewer.summary.at("events").at("decisions").at("synchronised_fraction").get<double>();
+  CHECK(fraction < 1.0);
+  CHECK(fraction > 0.0);
+  CHECK(fewer.csv_text != every.csv_text);
+  CHECK(run(doc).csv_text == fewer.csv_text);
 }

@@ -229,3 +229,24 @@ TEST_CASE("the gradient noise scale is McCandlish's two-batch estimate from the 
   }
   CHECK((sim.parameters() - reference.parameters()).cwiseAbs().maxCoeff() <= 1e-12);
 }
+
+TEST_CASE("selective_sync: delta 0 averages every iteration as bsp and a large delta only where a worker flags") {
+  const auto data = toy(400, 6);
+  Rule every{Rule::Kind::SELSYNC};
+  every.delta = 0;
+  CoSimulation sel(data, settings(), every, 4, 8, 3), bsp(data, settings(), Rule{}, 4, 8, 3);
+  for (int k = 0; k < 12; ++k) {
+    CHECK(sel.step(k));
+    (void)bsp.step(k);
+  }
+  CHECK((sel.parameters() - bsp.parameters()).cwiseAbs().maxCoeff() <= 1e-12);
+  // delta 10: a flag needs the norm to change elevenfold; the first iteration always flags.
+  Rule rare{Rule::Kind::SELSYNC};
+  rare.delta = 10;
+  CoSimulation few(data, settings(), rare, 4, 8, 3);
+  CHECK(few.step(0));
+  int synced = 0;
+  for (int k = 1; k < 12; ++k) synced += few.step(k) ? 1 : 0;
+  CHECK(synced == 0);
+  CHECK_FALSE(few.iteration(12, 1.0, false).has_value());  // not averaged: not evaluated
+}
