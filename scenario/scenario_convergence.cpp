@@ -13,13 +13,14 @@ namespace {
 
 constexpr const char* PATH = "/training/convergence";
 /// The sync models whose numerics are co-simulated (models/convergence/cosimulation.hpp).
-constexpr const char* CO_SIMULATED = "bsp, local_sgd, asp, ssp, gossip, event_triggered, selective_sync";
+constexpr const char* CO_SIMULATED =
+    "bsp, local_sgd, asp, ssp, gossip, event_triggered, selective_sync, ordered_gradients";
 
 /// event_triggered's and selective_sync's decisions: "live" needs the co-simulation, and the
 /// co-simulation needs "live".
 bool live_decisions(const Scenario& s) {
   const auto& name = s.training.sync.name;
-  return (name == "event_triggered" || name == "selective_sync") &&
+  return (name == "event_triggered" || name == "selective_sync" || name == "ordered_gradients") &&
          s.training.sync_model->settings().value("decisions", "") == "live";
 }
 
@@ -38,15 +39,20 @@ models::convergence::Rule rule_of(const Scenario& s) {
     rule.kind = models::convergence::Rule::Kind::ASYNC;
     return rule;
   }
-  if (name == "selective_sync") {
+  if (name == "selective_sync" || name == "ordered_gradients") {
     if (!live_decisions(s))
       throw ConfigError("/training/sync/params/decisions",
-                        fmt::format("selective_sync with training.convergence decides from the trained model's own "
-                                    "gradients: set \"decisions\": \"live\" (got \"{}\", whose decisions would not be "
-                                    "the co-simulated training's)",
-                                    s.training.sync_model->settings().value("decisions", "")));
-    rule.kind = models::convergence::Rule::Kind::SELSYNC;
-    rule.delta = s.training.sync_model->settings().at("delta").get<double>();
+                        fmt::format("{} with training.convergence decides from the trained model's own gradients: set "
+                                    "\"decisions\": \"live\" (got \"{}\", whose decisions would not be the co-simulated "
+                                    "training's)",
+                                    name, s.training.sync_model->settings().value("decisions", "")));
+    if (name == "selective_sync") {
+      rule.kind = models::convergence::Rule::Kind::SELSYNC;
+      rule.delta = s.training.sync_model->settings().at("delta").get<double>();
+    } else {
+      rule.kind = models::convergence::Rule::Kind::ORDERED;
+      rule.m = s.training.sync_model->settings().at("m").get<int>();
+    }
     return rule;
   }
   if (name == "gossip" || name == "event_triggered") {
@@ -156,10 +162,15 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const
                                   "\"Workload\")",
                                   given, classifier.describe(), expected, classifier.parameters(),
                                   s.workload.profile.dtype));
-  if (spec->rule.kind == models::convergence::Rule::Kind::SELSYNC) {
-    // The decisions do not depend on time: the same numerics, run once before the simulation.
+  if (spec->rule.kind == models::convergence::Rule::Kind::SELSYNC || spec->rule.kind == models::convergence::Rule::Kind::ORDERED) {
+    // The decisions do not depend on time: the same numerics, run once before the simulation
+    // (selective_sync: whether each iteration synchronises; ordered_gradients: who is selected).
     models::convergence::CoSimulation ahead(spec->data, c, spec->rule, s.platform.workers, s.workload.batch_size, s.seed);
-    for (int k = 0; k < s.workload.iterations; ++k) spec->decisions.push_back(ahead.step(k) ? 1 : 0);
+    for (int k = 0; k < s.workload.iterations; ++k) {
+      const bool synced = ahead.step(k);
+      if (spec->rule.kind == models::convergence::Rule::Kind::SELSYNC) spec->decisions.push_back(synced ? 1 : 0);
+      else spec->decisions.insert(spec->decisions.end(), ahead.selected().begin(), ahead.selected().end());
+    }
   }
   return spec;
 }

@@ -29,13 +29,14 @@ std::optional<WorkTerm> convergence_work_term(const Scenario& s, double workers,
   const bool compressed = conv.compression.kind != models::convergence::Compression::Kind::NONE;
   const bool baseline = conv.settings.bsp_baseline && (conv.rule.kind != models::convergence::Rule::Kind::BSP || compressed);
   // A relaxed model's bsp baseline trains and evaluates as much again (until it reaches the target).
-  // selective_sync's live decisions: the same numerics once more, before the run.
-  const double runs = (baseline ? 2 : 1) + (conv.rule.kind == models::convergence::Rule::Kind::SELSYNC ? 1 : 0);
+  // selective_sync's and ordered_gradients' live decisions: the same numerics once more, before the run.
+  const bool ahead = conv.rule.kind == models::convergence::Rule::Kind::SELSYNC || conv.rule.kind == models::convergence::Rule::Kind::ORDERED;
+  const double runs = (baseline ? 2 : 1) + (ahead ? 1 : 0);
   // Floats, the test split as doubles too, and the decompressed file while it is read (a byte per pixel).
   double memory = static_cast<double>(d.train_size() * 5 + d.test_size() * 13) * d.features;
   memory += std::min(samples, 4096.0) * d.features * 8;  // a union batch's chunk
-  if (conv.rule.kind == models::convergence::Rule::Kind::LOCAL_SGD || conv.rule.kind == models::convergence::Rule::Kind::SELSYNC)
-    memory += workers * params * 8;
+  // A copy per worker (local SGD, selective_sync), or every worker's gradient at once (ordered_gradients).
+  if (conv.rule.kind == models::convergence::Rule::Kind::LOCAL_SGD || ahead) memory += workers * params * 8;
   // Each worker's parameters and gradient, and the values it sent that a neighbour may still read.
   if (peers) memory += workers * params * 8 * PEER_COPIES;
   if (conv.rule.kind == models::convergence::Rule::Kind::ASYNC)  // the log, and versions kept for stale gradients

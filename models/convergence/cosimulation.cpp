@@ -182,7 +182,29 @@ void CoSimulation::average() {
   for (auto& t : workers_theta_) t = mean;
 }
 
+void CoSimulation::step_ordered() {
+  Vector& theta = workers_theta_.front();
+  std::vector<Vector> g(static_cast<std::size_t>(n_));
+  std::vector<double> norms(static_cast<std::size_t>(n_));
+  for (int w = 0; w < n_; ++w) {
+    loss_sum_ += worker_gradient(w, theta, g[static_cast<std::size_t>(w)]);
+    norms[static_cast<std::size_t>(w)] = g[static_cast<std::size_t>(w)].norm();
+  }
+  selected_ = ordered_selection(norms, rule_.m);
+  Vector mean = Vector::Zero(theta.size());
+  for (int w = 0; w < n_; ++w)
+    if (selected_[static_cast<std::size_t>(w)] != 0) mean += g[static_cast<std::size_t>(w)];
+  theta -= (settings_.learning_rate / rule_.m) * mean;
+  const double samples = static_cast<double>(batch_) * n_;  // every worker computed its batch
+  loss_samples_ += samples;
+  samples_ += samples;
+}
+
 bool CoSimulation::step(int k) {
+  if (rule_.kind == Rule::Kind::ORDERED) {
+    step_ordered();
+    return true;
+  }
   if (rule_.kind == Rule::Kind::BSP) {
     if (compression_) step_compressed(k);
     else if (settings_.noise_scale) step_measured();

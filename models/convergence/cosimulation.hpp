@@ -25,6 +25,9 @@
 //     its gradient norm changed by delta or more (models/trigger_rules.hpp); when any did, the
 //     copies are replaced by their mean. The decisions do not depend on time, so they are computed
 //     before the run (step()) and the simulation replays them.
+//   * ordered_gradients (seed 003): every worker's gradient at the servers' parameters; the m with
+//     the largest norms (ties: the lower rank; models/trigger_rules.hpp) are averaged and applied.
+//     Decisions computed before the run, as selective_sync's.
 // Other sync models are refused (scenario/scenario_convergence.cpp says which run).
 //
 // Costs: bsp N b samples' forward and backward per iteration, once; local SGD the same, spread over
@@ -72,10 +75,12 @@ struct Rule {
   /// ASYNC: asp and ssp, replayed from the servers' updates once the run is over (async_replay.hpp).
   /// PEER: gossip and event_triggered, driven live by the worker loops (peer_training.hpp).
   /// SELSYNC: selective_sync, the copies averaged in the iterations where a worker flagged.
-  enum class Kind { BSP, LOCAL_SGD, ASYNC, PEER, SELSYNC } kind = Kind::BSP;
+  /// ORDERED: ordered_gradients, the mean of the m largest-norm workers' gradients per step.
+  enum class Kind { BSP, LOCAL_SGD, ASYNC, PEER, SELSYNC, ORDERED } kind = Kind::BSP;
   int period = 1;  // local_sgd: H
   int warmup = 0;  // local_sgd: K
   double delta = 0;  // selective_sync: a worker flags when its gradient norm changed by this fraction
+  int m = 1;         // ordered_gradients: the workers whose gradients are applied
   /// True when iteration k ends with every worker holding the same parameters.
   [[nodiscard]] bool synchronised_after(int k) const {
     return kind == Kind::BSP || (kind == Kind::LOCAL_SGD && (k < warmup || (k - warmup + 1) % period == 0));
@@ -107,6 +112,8 @@ class CoSimulation {
   /// Iteration k's numerics without an evaluation: true when it ends with the copies averaged
   /// (selective_sync's decisions, computed before the run: scenario/scenario_convergence.cpp).
   bool step(int k);
+  /// ordered_gradients: which workers the last step() selected (one flag per worker).
+  [[nodiscard]] const std::vector<char>& selected() const { return selected_; }
 
   [[nodiscard]] const Classifier& classifier() const { return model_; }
   [[nodiscard]] const Vector& parameters() const { return workers_theta_.front(); }
@@ -154,6 +161,8 @@ class CoSimulation {
   int since_eval_ = 0;
   std::vector<SelSyncTrigger> triggers_;  // selective_sync: per worker
   bool flagged_ = false;                  // selective_sync: a worker flagged this iteration
+  std::vector<char> selected_;            // ordered_gradients: the last step's selection
+  void step_ordered();
   double noise_trace_sum_ = 0, noise_norm_sum_ = 0;  // Settings::noise_scale: tr(Sigma), |G|^2 estimates
 };
 

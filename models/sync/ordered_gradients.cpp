@@ -14,7 +14,9 @@
 // Decisions (models/event_decisions.hpp): "trace" replays who a recorded trace selected (same
 // workers, tensors matching the profile); "surrogate" selects m of the N workers uniformly at
 // random each iteration (seeded) -- with data shards drawn alike, which worker holds the largest
-// gradient is close to uniform; it needs no trace and fits nothing from one.
+// gradient is close to uniform; it needs no trace and fits nothing from one. "live" (with
+// training.convergence): the co-simulated training's own selection, computed before the run (the
+// numerics do not depend on time) and replayed.
 #include "models/event_decisions.hpp"
 #include "models/sync_model.hpp"
 #include "models/training_trace.hpp"
@@ -24,6 +26,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 
 namespace ddlsim::models {
 namespace {
@@ -43,6 +46,12 @@ class OrderedGradients final : public SyncModel {
                                     "workers = {:.3g}, more than the {:.3g} (256 MiB) it holds; run fewer iterations",
                                     b.iterations, b.workers, static_cast<double>(b.iterations) * b.workers, MAX_DECISIONS));
     selected_.assign(static_cast<std::size_t>(b.iterations) * static_cast<std::size_t>(b.workers), 0);
+    if (source_.live) {  // set_live_decisions() gives them (scenario/scenario_convergence.cpp)
+      if (!m_) throw ConfigError(pointer_append(source_.path, "m"), "missing required key (live decisions select m workers)");
+      if (*m_ > b.workers)
+        throw ConfigError(pointer_append(source_.path, "m"), fmt::format("{} exceeds the {} workers", *m_, b.workers));
+      return;
+    }
     if (source_.surrogate) {
       if (!source_.trace_file.empty()) {  // the surrogate takes m from it, and nothing else
         trace_ = load_decision_trace(source_, b, "ordered_gradients");
@@ -115,12 +124,24 @@ class OrderedGradients final : public SyncModel {
     return plan.iterations + chosen * static_cast<std::int64_t>(plan.buckets.size());
   }
 
+  void set_live_decisions(const std::vector<char>& per_iteration_and_worker) override {
+    if (!source_.live || per_iteration_and_worker.size() != selected_.size())
+      throw std::logic_error("ordered_gradients: live decisions for a model that does not take them, or of another length");
+    selected_ = per_iteration_and_worker;
+  }
+
   [[nodiscard]] std::string events_unit() const override { return "gradient transmitted to the servers"; }
   [[nodiscard]] nlohmann::json settings() const override {
-    return {{"m", m_ ? nlohmann::json(*m_) : nlohmann::json(nullptr)}, {"decisions", source_.surrogate ? "surrogate" : "trace"},
+    return {{"m", m_ ? nlohmann::json(*m_) : nlohmann::json(nullptr)},
+            {"decisions", source_.live ? "live" : source_.surrogate ? "surrogate" : "trace"},
             {"control_bytes_per_worker_and_server", CONTROL_BYTES}};
   }
-  [[nodiscard]] nlohmann::json decisions() const override { return describe_source(source_, trace_.get()); }
+  [[nodiscard]] nlohmann::json decisions() const override {
+    if (source_.live)
+      return {{"source", "live"},
+              {"rule", "the m workers with the largest gradient norms (the co-simulated training's, computed before the run)"}};
+    return describe_source(source_, trace_.get());
+  }
 
  private:
   [[nodiscard]] std::size_t index(int k, int w) const {
@@ -165,7 +186,7 @@ DDLSIM_REGISTER(ddlsim::models::SyncModel, "ordered_gradients",
                 "parameter servers (after a norm exchange), all pull the model; decisions replayed from a training "
                 "trace or drawn by a seeded surrogate",
                 [](ddlsim::ObjectReader& params) {
-                  auto source = ddlsim::models::read_decision_source(params, false);
+                  auto source = ddlsim::models::read_decision_source(params, false, true);
                   if (params.has("windows"))
                     throw ddlsim::ConfigError(params.path_of("windows"), "the ordered_gradients surrogate has no windows: it selects uniformly");
                   std::optional<int> m;

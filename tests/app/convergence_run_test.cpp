@@ -115,8 +115,8 @@ TEST_CASE("training.convergence refusals name the path and what is valid") {
   json doc = scenario();
   doc["training"]["sync"] = json::parse(R"({"name": "crossbow"})");
   CHECK(refused(doc) == "ddlsim: error: /training/convergence: training is co-simulated with the sync models bsp, "
-                        "local_sgd, asp, ssp, gossip, event_triggered, selective_sync; \"crossbow\" is not co-simulated "
-                        "(leave training.convergence out to simulate its time only)\n");
+                        "local_sgd, asp, ssp, gossip, event_triggered, selective_sync, ordered_gradients; \"crossbow\" is "
+                        "not co-simulated (leave training.convergence out to simulate its time only)\n");
   doc = scenario();
   doc["training"]["sync"] = json::parse(R"({"name": "selective_sync", "params": {"decisions": "live"}})");
   CHECK(refused(doc) == "ddlsim: error: /training/sync/params/delta: \"decisions\": \"live\" needs the relative "
@@ -324,4 +324,27 @@ TEST_CASE("selective_sync with live decisions: delta 0 synchronises every iterat
   CHECK(fraction > 0.0);
   CHECK(fewer.csv_text != every.csv_text);
   CHECK(run(doc).csv_text == fewer.csv_text);
+}
+
+TEST_CASE("ordered_gradients with live decisions: m = N trains as bsp and m = 1 applies one gradient per step") {
+  json doc = scenario();
+  doc["training"].erase("collective");
+  doc["platform"]["parameter_servers"] = 1;
+  doc["training"]["sync"] = json::parse(R"({"name": "ordered_gradients", "params": {"decisions": "live", "m": 4}})");
+  const Run all = run(doc), bsp = run(scenario());
+  REQUIRE(all.convergence.size() == bsp.convergence.size());
+  for (std::size_t i = 0; i < bsp.convergence.size(); ++i)
+    CHECK(all.convergence.number(i, "test_loss") == doctest::Approx(bsp.convergence.number(i, "test_loss")).epsilon(1e-6));
+  CHECK(all.summary.at("events").at("sent") == 4 * 30);
+  doc["training"]["sync"]["params"]["m"] = 1;
+  const Run one = run(doc);
+  CHECK(one.summary.at("events").at("sent") == 30);  // one worker's gradient per iteration
+  CHECK(one.summary.at("events").at("decisions").at("source") == "live");
+  CHECK(one.csv_text != all.csv_text);
+  CHECK(one.convergence.number(one.convergence.size() - 1, "test_loss") < one.convergence.number(0, "test_loss"));
+  doc["training"]["sync"]["params"].erase("m");
+  TempDir tmp;
+  const std::string file = tmp.write("s.json", doc.dump());
+  CHECK(bad_input(fmt::format("run {} --out {}", file, tmp.file("out")), file) ==
+        "ddlsim: error: /training/sync/params/m: missing required key (live decisions select m workers)\n");
 }

@@ -250,3 +250,33 @@ TEST_CASE("selective_sync: delta 0 averages every iteration as bsp and a large d
   CHECK(synced == 0);
   CHECK_FALSE(few.iteration(12, 1.0, false).has_value());  // not averaged: not evaluated
 }
+
+TEST_CASE("ordered_gradients: the m largest-norm workers' gradients are averaged and m = N is bsp") {
+  const auto data = toy(400, 6);
+  Rule all{Rule::Kind::ORDERED};
+  all.m = 4;
+  CoSimulation ordered(data, settings(), all, 4, 8, 3), bsp(data, settings(), Rule{}, 4, 8, 3);
+  for (int k = 0; k < 10; ++k) {
+    CHECK(ordered.step(k));
+    (void)bsp.step(k);
+  }
+  CHECK((ordered.parameters() - bsp.parameters()).cwiseAbs().maxCoeff() <= 1e-12);
+  Rule two{Rule::Kind::ORDERED};
+  two.m = 2;
+  CoSimulation pick(data, settings(), two, 4, 8, 3), batches(data, settings(), Rule{}, 4, 8, 3);
+  Vector theta = pick.initial(), g;
+  std::vector<Vector> grads;
+  std::vector<double> norms;
+  for (int w = 0; w < 4; ++w) {
+    (void)batches.worker_gradient(w, theta, g);
+    grads.push_back(g);
+    norms.push_back(g.norm());
+  }
+  (void)pick.step(0);
+  const auto chosen = ddlsim::models::ordered_selection(norms, 2);
+  CHECK(pick.selected() == chosen);
+  Vector mean = Vector::Zero(theta.size());
+  for (int w = 0; w < 4; ++w)
+    if (chosen[static_cast<std::size_t>(w)] != 0) mean += grads[static_cast<std::size_t>(w)] / 2;
+  CHECK((pick.parameters() - (theta - 0.3 * mean)).cwiseAbs().maxCoeff() <= 1e-12);
+}
