@@ -107,7 +107,8 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const
   static const std::map<std::string, Kind> KINDS = {
       {"topk", Kind::TOPK}, {"randomk", Kind::RANDOMK}, {"artopk", Kind::ARTOPK}, {"fp16", Kind::FP16},
       {"bf16", Kind::BF16}, {"onebit", Kind::ONEBIT},   {"qsgd", Kind::QSGD},     {"terngrad", Kind::TERNGRAD},
-      {"powersgd", Kind::POWERSGD}};
+      {"powersgd", Kind::POWERSGD}, {"lwtopk", Kind::LWTOPK}, {"mstopk", Kind::MSTOPK}, {"dgc", Kind::DGC},
+      {"threshold", Kind::THRESHOLD}};
   if (const auto kind = KINDS.find(compressor); kind != KINDS.end()) {
     if (spec->rule.kind != models::convergence::Rule::Kind::BSP)
       throw ConfigError("/training/compressor/name",
@@ -117,7 +118,7 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const
     const auto settings = s.training.compressor_model->settings();
     auto& cp = spec->compression;
     cp.kind = kind->second;
-    cp.ratio = settings.value("ratio", 1.0);
+    cp.ratio = settings.value(cp.kind == Kind::THRESHOLD ? "density" : "ratio", 1.0);
     cp.error_feedback = settings.value("error_feedback", true);
     cp.levels = settings.value("levels", 127);
     cp.rank = settings.value("rank", 4);

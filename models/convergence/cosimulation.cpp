@@ -54,8 +54,11 @@ CoSimulation::CoSimulation(std::shared_ptr<const Dataset> data, const Settings& 
       model_(data_->features, data_->classes, settings.hidden_units) {
   if (compression.kind != Compression::Kind::NONE && rule.kind != Rule::Kind::BSP)
     throw std::invalid_argument("a compressor is co-simulated with bsp only");
-  if (compression.kind != Compression::Kind::NONE)
+  if (compression.kind != Compression::Kind::NONE) {
+    compression.layers.clear();
+    for (const auto& t : model_.tensors()) compression.layers.emplace_back(t.offset, t.size);
     compression_.emplace(std::move(compression), model_.parameters(), workers, seed);
+  }
   shards_ = make_shards(data_->train_y, workers, settings.shards, seed);
   cursors_.resize(shards_.size());
   const bool copies = rule.kind == Rule::Kind::LOCAL_SGD || rule.kind == Rule::Kind::SELSYNC;

@@ -4,7 +4,10 @@
 
 #include <doctest/doctest.h>
 #include <Eigen/Core>
+#include <algorithm>
 #include <cmath>
+#include <functional>
+#include <vector>
 
 using namespace ddlsim::models::convergence;
 
@@ -103,4 +106,92 @@ TEST_CASE("artopk takes the root's top-k indices and every worker's values there
   CHECK(ar.aggregate(0, {w0, w1}) == vec({0, 2.5, -3, 0}));
   // Iteration 1: root 0 picks 0 and 3.
   CHECK(ar.aggregate(1, {w0, w1}) == vec({5, 0, 0, 5}));
+}
+
+TEST_CASE("lwtopk selects per layer with the seed's count and keeps the rest as error") {
+  Compression c = make(Compression::Kind::LWTOPK, {32});
+  c.layers = {{0, 4}, {4, 4}};
+  c.ratio = 0.49;  // max(1, int(4 x 0.49)) = 1 per layer (topk's ceil would keep 2)
+  GradientCompression lw(c, 8, 1, 1);
+  CHECK(lw.aggregate(0, {vec({5, 1, 1, 1, 0.1, 0.2, 0.3, 0.4})}) == vec({5, 0, 0, 0, 0, 0, 0, 0.4}));
+  // Residuals [0, 1, 1, 1 | 0.1, 0.2, 0.3, 0]: each layer's largest (ties: the lower index).
+  CHECK(lw.aggregate(1, {Vector::Zero(8)}) == vec({0, 1, 0, 0, 0, 0, 0.3, 0}));
+  // One bucket of top-k with the same ratio keeps ceil(8 x 0.49) = 4 of the whole vector instead.
+  Compression t = make(Compression::Kind::TOPK, {32});
+  t.ratio = 0.49;
+  GradientCompression whole(t, 8, 1, 1);
+  CHECK(whole.aggregate(0, {vec({5, 1, 1, 1, 0.1, 0.2, 0.3, 0.4})}) == vec({5, 1, 1, 1, 0, 0, 0, 0}));
+}
+
+TEST_CASE("mstopk bisects to the threshold that keeps k and fills ties from a random run as the seed") {
+  Compression c = make(Compression::Kind::MSTOPK, {32});
+  c.ratio = 0.25;  // k = 2 of 8
+  c.error_feedback = false;
+  // mean |x| = 4, max 10: the second round's threshold 8.5 keeps exactly {10, 9}.
+  GradientCompression ms(c, 8, 1, 1);
+  CHECK(ms.aggregate(0, {vec({10, -9, 8, 1, 1, 1, 1, 1})}) == vec({10, -9, 0, 0, 0, 0, 0, 0}));
+  // Ties: mean 13/8, max 4; every threshold keeps either {4} (k1 = 1) or the four >= 3 (the first,
+  // 2.8125, is thres2). The second element is a run of one from l2 = {3, 3, 3} starting at
+  // randint(0, 3): one of the three, or none when the start is 3 (the seed's bounds).
+  const Vector x = vec({4, 3, 3, 3, 0, 0, 0, 0});
+  std::vector<int> seen(4, 0);
+  for (int k = 0; k < 400; ++k) {
+    const Vector g = ms.aggregate(k, {x});
+    CHECK(g[0] == 4);
+    const Eigen::Index ties = (g.segment(1, 3).array() == 3).count();
+    CHECK(ties <= 1);
+    CHECK(g.segment(4, 4) == Vector::Zero(4));
+    int which = 3;
+    for (int i = 1; i <= 3; ++i)
+      if (g[i] == 3) which = i - 1;
+    ++seen[static_cast<std::size_t>(which)];
+  }
+  for (int outcome : seen) CHECK(outcome > 50);  // each of the four about 100 times
+}
+
+TEST_CASE("dgc: an exact threshold on a small tensor and a sampled one near k on a large tensor") {
+  Compression c = make(Compression::Kind::DGC, {32});
+  c.ratio = 0.25;  // n = 8 <= 2 / ratio: every element sampled; threshold the 2nd largest |x|
+  c.error_feedback = false;
+  GradientCompression small(c, 8, 1, 1);
+  CHECK(small.aggregate(0, {vec({1, 5, 2, -5, 3, 0, 0, 0})}) == vec({0, 5, 0, -5, 0, 0, 0, 0}));
+  // Three at the threshold 5: the first k = 2 indices are sent.
+  CHECK(small.aggregate(1, {vec({5, 1, 5, 5, 0, 0, 0, 0})}) == vec({5, 0, 5, 0, 0, 0, 0, 0}));
+  c.ratio = 1;  // compress() passes the tensor through
+  GradientCompression dense(c, 8, 1, 1);
+  CHECK(dense.aggregate(0, {vec({1, 5, 2, -5, 3, 0, 0, 0})}) == vec({1, 5, 2, -5, 3, 0, 0, 0}));
+  // 10,000 normal draws at ratio 0.01 (k = 100): sampled at a stride, then adapted into [0.8 k, 1.3 k]
+  // (or cut to the exact top k), and at most k sent.
+  Compression big = make(Compression::Kind::DGC, {40000});
+  big.ratio = 0.01;
+  big.error_feedback = false;
+  GradientCompression sampled(big, 10000, 1, 1);
+  Vector x(10000);
+  for (Eigen::Index i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * static_cast<double>(i * i)) * std::exp(std::cos(static_cast<double>(i)));
+  std::vector<double> mags(x.data(), x.data() + x.size());
+  for (double& m : mags) m = std::abs(m);
+  std::sort(mags.begin(), mags.end(), std::greater<>());
+  for (int k = 0; k < 20; ++k) {
+    const Vector g = sampled.aggregate(k, {x});
+    const Eigen::Index sent = (g.array() != 0).count();
+    CHECK(sent >= 80);
+    CHECK(sent <= 100);
+    double smallest = 1e300;
+    for (Eigen::Index i = 0; i < g.size(); ++i)
+      if (g[i] != 0) {
+        CHECK(g[i] == x[i]);
+        smallest = std::min(smallest, std::abs(g[i]));
+      }
+    CHECK(smallest >= mags[130 - 1]);  // the threshold kept at most 1.3 k
+  }
+}
+
+TEST_CASE("threshold sends sign times tau for the density's count and keeps the rest as error") {
+  Compression c = make(Compression::Kind::THRESHOLD, {16});
+  c.ratio = 0.5;  // density: 2 of 4, tau = the 2nd largest |x|
+  GradientCompression t(c, 4, 1, 1);
+  CHECK(t.keeps_residuals());
+  CHECK(t.aggregate(0, {vec({3, -2, 1, 0.5})}) == vec({2, -2, 0, 0}));
+  // Residual [1, 0, 1, 0.5]: tau = 1 on the indices 0 and 2.
+  CHECK(t.aggregate(1, {Vector::Zero(4)}) == vec({1, 0, 1, 0}));
 }

@@ -148,7 +148,7 @@ TEST_CASE("evaluations every k synchronised iterations and at the last and train
 
 TEST_CASE("bsp with topk at ratio 1 is dense bsp and with error feedback keeps what topk left out") {
   const auto data = toy(400, 6);  // 21 parameters
-  Compression all{.kind = Compression::Kind::TOPK, .ratio = 1.0, .error_feedback = true, .bucket_bytes = {84.0}, .roots = {}};
+  Compression all{.kind = Compression::Kind::TOPK, .ratio = 1.0, .error_feedback = true, .bucket_bytes = {84.0}, .roots = {}, .layers = {}};
   CoSimulation dense(data, settings(), Rule{}, 3, 8, 4), sparse(data, settings(), Rule{}, 3, 8, 4, all);
   for (int k = 0; k < 10; ++k) {
     (void)dense.iteration(k, k, false);
@@ -157,7 +157,7 @@ TEST_CASE("bsp with topk at ratio 1 is dense bsp and with error feedback keeps w
   CHECK((dense.parameters() - sparse.parameters()).cwiseAbs().maxCoeff() < 1e-12);
 
   // Ratio 0.25 on two buckets (12 and 9 parameters: k = 3 and 3), two iterations by hand.
-  Compression quarter{.kind = Compression::Kind::TOPK, .ratio = 0.25, .error_feedback = true, .bucket_bytes = {48.0, 36.0}, .roots = {}};
+  Compression quarter{.kind = Compression::Kind::TOPK, .ratio = 0.25, .error_feedback = true, .bucket_bytes = {48.0, 36.0}, .roots = {}, .layers = {}};
   CoSimulation sim(data, settings(), Rule{}, 2, 8, 4, quarter), check(data, settings(), Rule{}, 2, 8, 4);
   Vector theta = check.initial();
   std::vector<Vector> residual(2, Vector::Zero(theta.size()));
@@ -186,7 +186,7 @@ TEST_CASE("bsp with topk at ratio 1 is dense bsp and with error feedback keeps w
 
 TEST_CASE("bsp with randomk: every worker sends the same k indices so the step touches k parameters per bucket") {
   const auto data = toy(400, 6);
-  Compression random{.kind = Compression::Kind::RANDOMK, .ratio = 0.2, .error_feedback = false, .bucket_bytes = {84.0}, .roots = {}};  // k = ceil(0.2 x 21) = 5
+  Compression random{.kind = Compression::Kind::RANDOMK, .ratio = 0.2, .error_feedback = false, .bucket_bytes = {84.0}, .roots = {}, .layers = {}};  // k = ceil(0.2 x 21) = 5
   CoSimulation sim(data, settings(), Rule{}, 4, 8, 2, random);
   (void)sim.iteration(0, 1.0, false);  // softmax starts at zero: only the k sent entries move
   CHECK((sim.parameters().array() != 0.0).count() == 5);
