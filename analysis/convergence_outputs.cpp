@@ -44,12 +44,31 @@ ConvergenceOutputs::ConvergenceOutputs(const sim::Scenario& scenario, std::funct
       (c.rule.kind != models::convergence::Rule::Kind::BSP || c.compression.kind != models::convergence::Compression::Kind::NONE))
     bsp_.emplace(c.data, c.settings, models::convergence::Rule{}, scenario.platform.workers, scenario.workload.batch_size,
                  scenario.seed);
+  if (scenario.training.adaptive.live_gain) live_.emplace();
   if (c.rule.kind == models::convergence::Rule::Kind::PEER)  // driven by the worker loops as the run goes
     peer_ = std::make_unique<models::convergence::PeerTraining>(sim_, scenario.platform.workers, scenario.workload.iterations,
                                                                 [this](const models::convergence::Point& p) { add(p); });
 }
 
-void ConvergenceOutputs::iteration(int k, double end_s) {
+void ConvergenceOutputs::explore(int k, double end_s, const sim::IterationCompression& row, bool last) {
+  // Seed 002 explores each candidate from a checkpoint with a new compressor, then restores it:
+  // the explored iterations cost time and measure gains, and the training makes no progress.
+  if (!checkpoint_) checkpoint_ = sim_.snapshot();
+  if (row.variant != exploring_candidate_) {
+    sim_.restore(*checkpoint_);
+    sim_.clear_compression_memory();
+    exploring_candidate_ = row.variant;
+  }
+  sim_.set_compression_ratio(row.cr);
+  sim_.step(k);
+  live_->record(k, sim_.compression_gain());
+  if (last) {  // the run ends exploring: the training's model is the checkpoint's
+    sim_.restore(*checkpoint_);
+    add(sim_.evaluate_now(k, end_s));
+  }
+}
+
+void ConvergenceOutputs::iteration(int k, double end_s, const sim::IterationCompression& row) {
   const bool last = k + 1 == scenario_.workload.iterations;
   if (bsp_ && !bsp_reached_)  // until it reaches the target: its iterations to it are all it gives
     if (const auto p = bsp_->iteration(k, end_s, last);
@@ -63,7 +82,16 @@ void ConvergenceOutputs::iteration(int k, double end_s) {
     return;
   }
   if (peer_) return;  // its points come from the worker loops (peer_training.hpp)
-  if (const auto p = sim_.iteration(k, end_s, last)) add(*p);
+  if (live_ && row.exploring) return explore(k, end_s, row, last);
+  if (checkpoint_) {  // the exploration is over: back to the checkpoint, then train at the chosen ratio
+    sim_.restore(*checkpoint_);
+    checkpoint_.reset();
+    exploring_candidate_ = -1;
+  }
+  if (live_) sim_.set_compression_ratio(row.cr);
+  const auto p = sim_.iteration(k, end_s, last);
+  if (live_) live_->record(k, sim_.compression_gain());
+  if (p) add(*p);
 }
 
 void ConvergenceOutputs::finish(const sim::SimulationResult& result) {

@@ -135,7 +135,7 @@ void RunOutputs::append_row_rest(fmt::memory_buffer& text, const sim::IterationR
 
 void RunOutputs::iteration(int iteration, const std::vector<sim::IterationRecord>& workers,
                            const sim::IterationCompression& c) {
-  if (convergence_) convergence_->iteration(iteration, last_end_s(workers));
+  if (convergence_) convergence_->iteration(iteration, last_end_s(workers), c);
   if (!scenario_.output.iterations_csv) return;
   auto& out = open(csv_, "iterations.csv");
   // One buffer per iteration, times through std::to_chars (correctly rounded like fmt's {:.9f}, and
@@ -151,7 +151,7 @@ void RunOutputs::iteration(int iteration, const std::vector<sim::IterationRecord
 
 void RunOutputs::iteration_by_class(int iteration, const std::vector<sim::IterationRecord>& records,
                                     const std::vector<int>& slot_of, const sim::IterationCompression& c) {
-  if (convergence_) convergence_->iteration(iteration, last_end_s(records));
+  if (convergence_) convergence_->iteration(iteration, last_end_s(records), c);
   if (!scenario_.output.iterations_csv) return;
   auto& out = open(csv_, "iterations.csv");
   // Each simulated worker's columns after "worker,iteration," formatted once, then one row per worker.

@@ -102,7 +102,11 @@ nlohmann::json adaptive_json(const sim::Scenario& sc, const sim::SimulationResul
           {"weights", {{"time", a.settings.time_weight}, {"gain", a.settings.gain_weight}}},
           {"objective", "argmin over candidates of max((1 - E_par) / w_time, (1 - gain) / w_gain), "
                         "E_par = single-worker iteration time / measured iteration time"},
-          {"gain_model", {{"file", a.gain_file}, {"source", a.gain->source}, {"model", a.gain->model}}},
+          {"gain_model", a.live_gain ? nlohmann::json{{"live", true},
+                                                       {"basis", "measured on the co-simulated training's own gradients: "
+                                                                 "sum_w |C(g_e,w)|^2 / sum_w |g_e,w|^2 per iteration, a "
+                                                                 "candidate's the mean of its last 5 explored iterations"}}
+                                     : nlohmann::json{{"file", a.gain_file}, {"source", a.gain->source}, {"model", a.gain->model}}},
           {"exploration_iterations", explored},
           {"progress_throughput_samples_per_s", s.throughput_samples_per_s * progress},
           {"iterations_per_ratio", per_ratio},

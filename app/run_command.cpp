@@ -122,7 +122,10 @@ int RunCommand::run(const Invocation& invocation) const {
   options.stop_requested = [] { return stop_signal() != 0; };
   options.phase = [&progress](const char* what) { progress.phase(what); };
   options.every_worker = every_worker_;
-  if (outputs.convergence() != nullptr) options.peer_training = outputs.convergence()->peer_training();
+  if (outputs.convergence() != nullptr) {
+    options.peer_training = outputs.convergence()->peer_training();
+    options.live_gains = outputs.convergence()->live_gains();
+  }
   const MachineLimits limits = limits_with_options(dir.dir(), max_time_, max_memory_);
   options.before_run = [&](const WorkPlan& plan) {
     const WorkEstimate estimate = estimate_work(WorkPlan{plan.scenario, plan.plan, plan.group, plan.ab, every_worker_});

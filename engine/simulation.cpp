@@ -82,9 +82,14 @@ void prepare_context(RunState& ctx, const Scenario& scenario, const RunOptions& 
   for (const auto& note : plan.notes) ctx.result.notes.push_back(note);
   ctx.result.compression = ctx.plan.compression;
   ctx.variant_cr = plan.variant_cr;
-  if (const auto& adaptive = scenario.training.adaptive; adaptive.enabled)
+  if (const auto& adaptive = scenario.training.adaptive; adaptive.enabled) {
+    const double compute_s = scenario.workload.worker.profile.iteration_compute_s();
+    if (adaptive.live_gain && options.live_gains == nullptr)
+      throw std::invalid_argument("adaptive compression with live gains: RunOptions::live_gains is not set");
     ctx.adaptive = std::make_unique<detail::AdaptiveRun>(
-        models::AdaptiveController(adaptive.settings, *adaptive.gain, scenario.workload.worker.profile.iteration_compute_s()));
+        adaptive.live_gain ? models::AdaptiveController(adaptive.settings, options.live_gains, compute_s)
+                           : models::AdaptiveController(adaptive.settings, *adaptive.gain, compute_s));
+  }
   for (const auto& b : ctx.plan.buckets) ctx.result.bucket_bytes.push_back(b.bytes);
   ctx.result.collective_choices = plan.collective_choices;
   ctx.result.protocol_choices = plan.protocol_choices;

@@ -100,6 +100,9 @@ struct RunOptions {
   /// Decentralised sync models' co-simulated training (training.convergence with gossip or
   /// event_triggered): the worker loops drive it as they run. Null: none.
   models::convergence::PeerTraining* peer_training = nullptr;
+  /// Adaptive compression with "gain_model": "live": the gains the co-simulated training measures
+  /// as iterations complete (fed by the sink; analysis/convergence_outputs.hpp).
+  const models::LiveGains* live_gains = nullptr;
 };
 
 /// Runs the scenario. `engine_args` are SimGrid flags (--cfg=..., --log=...).

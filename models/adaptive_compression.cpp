@@ -16,10 +16,35 @@ bool changed(double now, double ref, double threshold) {
 
 }  // namespace
 
+std::optional<double> LiveGains::recent(int from, int to, int n) const {
+  double sum = 0;
+  int count = 0;
+  for (auto it = gains_.lower_bound(to); it != gains_.begin() && count < n;) {
+    --it;
+    if (it->first < from) break;
+    sum += it->second;
+    ++count;
+  }
+  if (count == 0) return std::nullopt;
+  return sum / count;
+}
+
 AdaptiveController::AdaptiveController(AdaptiveSettings settings, GainModel gain, double compute_s)
     : settings_(std::move(settings)), gain_(std::move(gain)), compute_s_(compute_s) {
   if (settings_.candidates.empty() || settings_.explore_iterations < 1)
     throw std::invalid_argument("adaptive compression needs candidates and at least one iteration per candidate");
+}
+
+AdaptiveController::AdaptiveController(AdaptiveSettings settings, const LiveGains* live, double compute_s)
+    : settings_(std::move(settings)), live_(live), compute_s_(compute_s) {
+  if (settings_.candidates.empty() || settings_.explore_iterations < 1)
+    throw std::invalid_argument("adaptive compression needs candidates and at least one iteration per candidate");
+  if (live_ == nullptr) throw std::invalid_argument("adaptive compression with live gains needs their source");
+}
+
+std::optional<double> AdaptiveController::gain_of(int candidate, int from, int to, int it) const {
+  if (live_ != nullptr) return live_->recent(from, to);
+  return gain_->gain(settings_.candidates[static_cast<std::size_t>(candidate)], it);
 }
 
 double AdaptiveController::score(double parallel_efficiency, double gain) const {
@@ -59,7 +84,11 @@ void AdaptiveController::choose(int it) {
     o.step_s = s.step_s / s.count;
     o.codec_s = s.codec_s / s.count;
     o.comm_busy_s = s.comm_s / s.count;
-    o.gain = gain_.gain(o.ratio, it);
+    const int from = e.start_iteration + static_cast<int>(k) * per;
+    const auto gain = gain_of(static_cast<int>(k), from, from + per, it);
+    if (!gain)  // every explored iteration has completed at a choice (the caller synchronised the workers)
+      throw std::logic_error(fmt::format("adaptive compression: no live gain of candidate {} at iteration {}", k, it));
+    o.gain = *gain;
     o.parallel_efficiency = o.step_s > 0 ? std::min(1.0, compute_s_ / o.step_s) : 1.0;
     o.score = score(o.parallel_efficiency, o.gain);
     e.outcomes.push_back(o);
@@ -80,7 +109,8 @@ std::string AdaptiveController::trigger(int it, const NetworkProbe& probe) const
   const double thr = settings_.change_threshold;
   if (changed(probe.beta_s_per_byte, ref.beta_s_per_byte, thr)) return "bandwidth";
   if (changed(probe.alpha_s, ref.alpha_s, thr)) return "latency";
-  if (changed(gain_.gain(settings_.candidates[static_cast<std::size_t>(chosen_)], it), chosen_gain_, thr)) return "gain";
+  const auto now = gain_of(chosen_, explorations_.back().choice_iteration, it, it);  // live: none measured yet, no trigger
+  if (now && changed(*now, chosen_gain_, thr)) return "gain";
   return "";
 }
 

@@ -28,10 +28,19 @@
 //    of the platform now, what the seed measures with traceroute and iperf) against the
 //    probe at the start of the last exploration, and gain(c_opt) now against gain(c_opt)
 //    when it was chosen; a relative change >= change_threshold starts an exploration.
+//
+// The gain comes from a fitted gain model (gain_model.hpp), or, with a co-simulated training
+// ("gain_model": "live", docs/convergence.md), from that training's own gradients (LiveGains):
+// iteration i's gain is sum_w ||C(g_e,w)||^2 / sum_w ||g_e,w||^2 of the step the co-simulation
+// took at the ratio i ran; a candidate's gain is the mean of the last five of its exploration
+// iterations (tools/measure_gain.py's rule), and gain(c_opt) now the mean of the last five
+// iterations since the choice whose numerics have run.
 #pragma once
 
 #include "models/gain_model.hpp"
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,10 +79,23 @@ struct Exploration {
   int chosen = -1;            // index into the candidates
 };
 
+/// Gains measured on a co-simulated training's own gradients, iteration by iteration.
+class LiveGains {
+ public:
+  void record(int iteration, double gain) { gains_[iteration] = gain; }
+  /// The mean of the last `n` gains recorded for iterations in [from, to); nullopt when none is.
+  [[nodiscard]] std::optional<double> recent(int from, int to, int n = 5) const;
+
+ private:
+  std::map<int, double> gains_;
+};
+
 class AdaptiveController {
  public:
   /// `compute_s`: the profile's single-worker iteration time (no communication).
   AdaptiveController(AdaptiveSettings settings, GainModel gain, double compute_s);
+  /// Gains measured live (`live` outlives the controller and is fed as iterations complete).
+  AdaptiveController(AdaptiveSettings settings, const LiveGains* live, double compute_s);
 
   struct Decision {
     int candidate = 0;
@@ -88,7 +110,6 @@ class AdaptiveController {
   void report(int it, double step_s, double codec_s, double comm_busy_s);
 
   [[nodiscard]] const AdaptiveSettings& settings() const { return settings_; }
-  [[nodiscard]] const GainModel& gain_model() const { return gain_; }
   [[nodiscard]] const std::vector<Exploration>& explorations() const { return explorations_; }
   /// The objective of one candidate (exposed for tests and docs).
   [[nodiscard]] double score(double parallel_efficiency, double gain) const;
@@ -103,7 +124,9 @@ class AdaptiveController {
   [[nodiscard]] std::string trigger(int it, const NetworkProbe& probe) const;
 
   AdaptiveSettings settings_;
-  GainModel gain_;
+  [[nodiscard]] std::optional<double> gain_of(int candidate, int from, int to, int it) const;
+  std::optional<GainModel> gain_;
+  const LiveGains* live_ = nullptr;
   double compute_s_;
   std::vector<Sums> reports_;  // per iteration
   std::vector<Exploration> explorations_;

@@ -171,8 +171,10 @@ struct CompressionCostSpec {
 struct AdaptiveCompressionSpec {
   bool enabled = false;
   models::AdaptiveSettings settings;
-  std::shared_ptr<const models::GainModel> gain;
+  std::shared_ptr<const models::GainModel> gain;  // null with live_gain
   std::string gain_file;  // resolved path, or empty when given inline
+  /// "gain_model": "live": measured on the co-simulated training's gradients (training.convergence).
+  bool live_gain = false;
   /// The scenario's compressor at each candidate ratio (settings.candidates order).
   std::vector<std::shared_ptr<const models::Compressor>> candidates;
 };

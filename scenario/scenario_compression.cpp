@@ -108,12 +108,14 @@ void read_adaptive_compression(ObjectReader& training, Scenario& s, const std::s
   const json* g = r.find("gain_model");
   if (g == nullptr)
     throw ConfigError(gpath, "adaptive compression needs a gain model: a file such as "
-                             "scenarios/compression_gain/digits_cnn_topk.json (made by tools/measure_gain.py), or the "
-                             "same object inline");
+                             "scenarios/compression_gain/digits_cnn_topk.json (made by tools/measure_gain.py), the "
+                             "same object inline, or \"live\" with training.convergence");
   if (g->is_string() && g->get<std::string>().empty())
     throw ConfigError(gpath, "expected the file name of a gain model (e.g. scenarios/compression_gain/digits_cnn_topk.json, "
-                             "made by tools/measure_gain.py) or the same object inline, got an empty string");
-  if (g->is_string()) {
+                             "made by tools/measure_gain.py), the same object inline, or \"live\", got an empty string");
+  if (g->is_string() && g->get<std::string>() == "live") {
+    a.live_gain = true;  // checked against training.convergence once it is read (scenario_convergence.cpp)
+  } else if (g->is_string()) {
     a.gain_file = resolve_beside(g->get<std::string>(), base_dir);
     a.gain = std::make_shared<const models::GainModel>(models::GainModel::load(a.gain_file, gpath));
   } else {

@@ -78,6 +78,11 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const
       throw ConfigError("/training/sync/params/decisions",
                         "\"live\" decides from a co-simulated training's own numerics: add training.convergence "
                         "(docs/convergence.md), or use \"trace\" or \"surrogate\"");
+    if (s.training.adaptive.live_gain)
+      throw ConfigError("/training/adaptive_compression/gain_model",
+                        "\"live\" measures the gain on a co-simulated training's own gradients: add "
+                        "training.convergence (docs/convergence.md), or give a gain model (e.g. "
+                        "compression_gain/digits_cnn_topk.json)");
     return nullptr;
   }
   ObjectReader r(*value, PATH);
@@ -135,8 +140,10 @@ std::shared_ptr<const ConvergenceSpec> read_convergence(const json* value, const
                                   "compressor \"{}\", {} worker{})",
                                   excerpt(s.training.sync.name), excerpt(compressor), s.platform.workers,
                                   s.platform.workers == 1 ? "" : "s"));
-  if (s.training.adaptive.enabled)
-    throw ConfigError("/training/adaptive_compression", "not with training.convergence: compressors are not co-simulated yet");
+  if (s.training.adaptive.enabled && !s.training.adaptive.live_gain)
+    throw ConfigError("/training/adaptive_compression/gain_model",
+                      "with training.convergence the gain is measured on the trained model's own gradients: set "
+                      "\"gain_model\": \"live\" (a fitted gain model is another training's)");
   try {
     spec->data = std::make_shared<const models::convergence::Dataset>(models::convergence::load_dataset(
         c.dataset, static_cast<std::size_t>(c.train_samples), static_cast<std::size_t>(c.test_samples)));

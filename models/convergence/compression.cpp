@@ -340,6 +340,12 @@ Vector GradientCompression::aggregate(int k, const std::vector<Vector>& gradient
     for (const auto& s : sent) mean += s;
     mean /= static_cast<double>(n_);
   }
+  double kept = 0, offered = 0;
+  for (int w = 0; w < n_; ++w) {
+    kept += sent[static_cast<std::size_t>(w)].squaredNorm();
+    offered += x[static_cast<std::size_t>(w)].squaredNorm();
+  }
+  gain_ = offered > 0 ? kept / offered : 1.0;
   if (!residuals_.empty())
     for (int w = 0; w < n_; ++w) residuals_[static_cast<std::size_t>(w)] = x[static_cast<std::size_t>(w)] - sent[static_cast<std::size_t>(w)];
   return mean;

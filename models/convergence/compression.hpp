@@ -77,6 +77,16 @@ class GradientCompression {
   Vector aggregate(int k, const std::vector<Vector>& gradients);
 
   [[nodiscard]] const Compression& settings() const { return c_; }
+  /// The kept fraction from the next aggregate() on (adaptive compression's choice per iteration).
+  void set_ratio(double ratio) { c_.ratio = ratio; }
+  /// The last aggregate()'s compression gain, sum_w ||sent_w||^2 / sum_w ||x_w||^2 with x_w the
+  /// gradient plus its residual (seed 002's gain, as tools/measure_gain.py squares it); 1 when
+  /// every x_w was zero.
+  [[nodiscard]] double last_gain() const { return gain_; }
+  /// Residuals back to zero (a new compressor's memory).
+  void clear_residuals() {
+    for (auto& r : residuals_) r.setZero();
+  }
   [[nodiscard]] bool keeps_residuals() const;
 
  private:
@@ -91,6 +101,7 @@ class GradientCompression {
   std::vector<Eigen::Index> cut_;  // bucket b: parameters [cut_[b], cut_[b + 1])
   std::vector<Vector> residuals_;  // per worker
   std::vector<Matrix> q_;          // powersgd, per bucket
+  double gain_ = 1;
 };
 
 }  // namespace ddlsim::models::convergence

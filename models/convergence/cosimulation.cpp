@@ -69,6 +69,11 @@ CoSimulation::CoSimulation(std::shared_ptr<const Dataset> data, const Settings& 
   test_x_ = rows(all, data_->test_x);
 }
 
+void CoSimulation::set_compression_ratio(double ratio) {
+  if (!compression_) throw std::logic_error("a compression ratio without a compressor");
+  compression_->set_ratio(ratio);
+}
+
 Matrix CoSimulation::rows(const std::vector<std::uint32_t>& idx, const std::vector<float>& x) const {
   const auto f = static_cast<std::size_t>(data_->features);
   Matrix m(static_cast<Eigen::Index>(idx.size()), data_->features);
@@ -232,14 +237,34 @@ bool CoSimulation::step(int k) {
   return rule_.synchronised_after(k);
 }
 
-std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
-  // asp, ssp: replayed from the servers' updates (async_replay.hpp); gossip, event_triggered: run
-  // by the worker loops (peer_training.hpp).
-  if (rule_.kind == Rule::Kind::ASYNC || rule_.kind == Rule::Kind::PEER) return std::nullopt;
-  const bool synchronised = step(k);
-  ++since_eval_;
-  if (!synchronised) return std::nullopt;
-  if (!last && since_eval_ < settings_.evaluate_every_iterations) return std::nullopt;
+struct CoSimulation::Snapshot {
+  std::vector<Vector> theta;
+  std::vector<Cursor> cursors;
+  std::optional<GradientCompression> compression;
+  double loss_sum = 0, loss_samples = 0, samples = 0;
+  int since_eval = 0;
+};
+
+std::shared_ptr<const CoSimulation::Snapshot> CoSimulation::snapshot() const {
+  return std::make_shared<const Snapshot>(
+      Snapshot{workers_theta_, cursors_, compression_, loss_sum_, loss_samples_, samples_, since_eval_});
+}
+
+void CoSimulation::restore(const Snapshot& s) {
+  workers_theta_ = s.theta;
+  cursors_ = s.cursors;
+  compression_ = s.compression;
+  loss_sum_ = s.loss_sum;
+  loss_samples_ = s.loss_samples;
+  samples_ = s.samples;
+  since_eval_ = s.since_eval;
+}
+
+void CoSimulation::clear_compression_memory() {
+  if (compression_) compression_->clear_residuals();
+}
+
+Point CoSimulation::evaluate_now(int k, double end_s) {
   Point p;
   p.iteration = k;
   p.time_s = end_s;
@@ -253,6 +278,17 @@ std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
   noise_trace_sum_ = noise_norm_sum_ = 0;
   since_eval_ = 0;
   return p;
+}
+
+std::optional<Point> CoSimulation::iteration(int k, double end_s, bool last) {
+  // asp, ssp: replayed from the servers' updates (async_replay.hpp); gossip, event_triggered: run
+  // by the worker loops (peer_training.hpp).
+  if (rule_.kind == Rule::Kind::ASYNC || rule_.kind == Rule::Kind::PEER) return std::nullopt;
+  const bool synchronised = step(k);
+  ++since_eval_;
+  if (!synchronised) return std::nullopt;
+  if (!last && since_eval_ < settings_.evaluate_every_iterations) return std::nullopt;
+  return evaluate_now(k, end_s);
 }
 
 }  // namespace ddlsim::models::convergence

@@ -115,6 +115,22 @@ class CoSimulation {
   /// ordered_gradients: which workers the last step() selected (one flag per worker).
   [[nodiscard]] const std::vector<char>& selected() const { return selected_; }
 
+  /// Under a compressor: the kept fraction from the next iteration on (adaptive compression), and
+  /// the last iteration's compression gain (compression.hpp); 1 without one.
+  void set_compression_ratio(double ratio);
+  [[nodiscard]] double compression_gain() const { return compression_ ? compression_->last_gain() : 1.0; }
+
+  /// The training's state (parameters, the workers' batch positions, the compressor's memory, the
+  /// loss since the last evaluation): adaptive compression explores candidates from it and returns
+  /// to it (seed 002 explores from a checkpoint and restores it).
+  struct Snapshot;
+  [[nodiscard]] std::shared_ptr<const Snapshot> snapshot() const;
+  void restore(const Snapshot& s);
+  /// A fresh compressor memory (residuals zero): seed 002 builds a new compressor per candidate.
+  void clear_compression_memory();
+  /// An evaluation of the model now, as after iteration k ended at `end_s`.
+  Point evaluate_now(int k, double end_s);
+
   [[nodiscard]] const Classifier& classifier() const { return model_; }
   [[nodiscard]] const Vector& parameters() const { return workers_theta_.front(); }
   /// Worker w's next batch of sample indices (advances its position); for tests.

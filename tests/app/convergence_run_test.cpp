@@ -365,3 +365,68 @@ TEST_CASE("ordered_gradients with live decisions: m = N trains as bsp and m = 1 
   CHECK(bad_input(fmt::format("run {} --out {}", file, tmp.file("out")), file) ==
         "ddlsim: error: /training/sync/params/m: missing required key (live decisions select m workers)\n");
 }
+
+TEST_CASE("adaptive compression with live gains: measured on the trained gradients and chosen by the objective") {
+  json doc = scenario();
+  doc["workload"]["iterations"] = 40;
+  doc["training"]["compressor"] = json::parse(R"({"name": "topk"})");
+  doc["training"]["collective"] = json::parse(R"({"name": "ring_allgather"})");
+  doc["training"]["compression_cost"] = json::parse(R"({"encode": {"fixed_s": 0}, "decode": {"fixed_s": 0}})");
+  doc["training"]["adaptive_compression"] = json::parse(R"({"candidate_ratios": [1, 0.1, 0.01], "explore_iterations": 6,
+                                                            "gain_model": "live"})");
+  const Run r = run(doc);
+  const json& a = r.summary.at("adaptive_compression");
+  CHECK(a.at("gain_model").at("live") == true);
+  const json& first = a.at("explorations").at(0);
+  REQUIRE(first.at("candidates").size() == 3);
+  // Top-k at ratio 1 sends every element of g + residual (the residual stays zero): gain 1 exactly.
+  CHECK(first.at("candidates").at(0).at("gain").get<double>() == 1.0);
+  const double g1 = first.at("candidates").at(1).at("gain").get<double>();
+  const double g2 = first.at("candidates").at(2).at("gain").get<double>();
+  CHECK(g1 > 0);
+  CHECK(g1 < 1);
+  CHECK(g2 > 0);
+  CHECK(g2 < g1);  // keeping a tenth as many keeps less of the gradient
+  // The choice is the objective's argmin over what was measured (ties to the larger ratio).
+  double best = 1e300, chosen = 0;
+  for (const json& c : first.at("candidates")) {
+    const double score = std::max((1 - c.at("parallel_efficiency").get<double>()) / 0.6, (1 - c.at("gain").get<double>()) / 0.4);
+    CHECK(c.at("score").get<double>() == doctest::Approx(score).epsilon(1e-12));
+    if (score < best * (1 - 1e-12)) {
+      best = score;
+      chosen = c.at("ratio").get<double>();
+    }
+  }
+  CHECK(first.at("chosen_ratio").get<double>() == chosen);
+  // Seed 002 explores from a checkpoint and restores it: no evaluation while exploring (iterations
+  // 0 to 17), and with the choice forced to ratio 1 (top-k at 1 is dense) the training after the
+  // exploration is dense bsp's from its start, 18 iterations later.
+  for (std::size_t i = 0; i < r.convergence.size(); ++i) CHECK(r.convergence.integer(i, "iteration") >= 18);
+  json forced = doc;
+  forced["training"]["adaptive_compression"]["weights"] = json::parse(R"({"time": 1, "gain": 0.01})");
+  const Run f = run(forced);
+  CHECK(f.summary.at("adaptive_compression").at("explorations").at(0).at("chosen_ratio").get<double>() == 1.0);
+  const Run dense = run(scenario());
+  REQUIRE(f.convergence.size() >= 3);
+  for (std::size_t i = 0; i + 1 < f.convergence.size(); ++i) {
+    CHECK(f.convergence.integer(i, "iteration") == dense.convergence.integer(i, "iteration") + 18);
+    CHECK(f.convergence.at(i, "test_accuracy") == dense.convergence.at(i, "test_accuracy"));
+    CHECK(f.convergence.at(i, "epochs") == dense.convergence.at(i, "epochs"));
+  }
+  CHECK(r.csv_text == run(doc).csv_text);
+  // Refusals: a fitted gain model with the co-simulation, "live" without it.
+  TempDir tmp;
+  auto refused = [&tmp](const json& d) {
+    const std::string file = tmp.write("s.json", d.dump());
+    return bad_input(fmt::format("run {} --out {}", file, tmp.file("out")), file);
+  };
+  doc["training"]["adaptive_compression"]["gain_model"] = std::string(DDLSIM_SOURCE_DIR) + "/scenarios/compression_gain/digits_cnn_topk.json";
+  CHECK(refused(doc) == "ddlsim: error: /training/adaptive_compression/gain_model: with training.convergence the gain "
+                          "is measured on the trained model's own gradients: set \"gain_model\": \"live\" (a fitted gain "
+                          "model is another training's)\n");
+  doc["training"]["adaptive_compression"]["gain_model"] = "live";
+  doc["training"].erase("convergence");
+  CHECK(refused(doc) == "ddlsim: error: /training/adaptive_compression/gain_model: \"live\" measures the gain on a "
+                          "co-simulated training's own gradients: add training.convergence (docs/convergence.md), or "
+                          "give a gain model (e.g. compression_gain/digits_cnn_topk.json)\n");
+}

@@ -93,8 +93,8 @@ TEST_CASE("empty file names of a compression-cost table, a gain model, a profile
                               "'training.adaptive_compression.gain_model=\"\"'",
                               SCENARIOS)) ==
         "ddlsim: error: /training/adaptive_compression/gain_model: expected the file name of a gain model (e.g. "
-        "scenarios/compression_gain/digits_cnn_topk.json, made by tools/measure_gain.py) or the same object inline, got "
-        "an empty string\n");
+        "scenarios/compression_gain/digits_cnn_topk.json, made by tools/measure_gain.py), the same object inline, or "
+        "\"live\", got an empty string\n");
   // The bundled table still runs, with its costs.
   TempDir tmp;
   doc["training"]["compression_cost"] = {{"table", SCENARIOS + "/compressor_costs/v100_gravac.json"}};
