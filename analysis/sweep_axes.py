@@ -34,6 +34,17 @@ CONVERGENCE_FIELDS = [
 ]
 
 
+# Where a point's sync model has parameter servers (summary.json's "staleness"), sweep.csv also holds
+# the mean staleness of the updates the servers applied (in updates; empty for other points).
+STALENESS_FIELDS = [
+    "staleness_mean_updates",
+]
+
+
+def staleness_cells(summary):
+    return [(summary.get("staleness") or {}).get("mean")]
+
+
 def convergence_cells(summary):
     c = summary.get("convergence") or {}
     return [c.get("time_to_target_s"), c.get("iterations_to_target"), c.get("epochs_to_target"),

@@ -15,7 +15,8 @@ import re
 import subprocess
 import time
 
-from sweep_axes import CONVERGENCE_FIELDS, SUMMARY_FIELDS, UsageError, canonical_path, convergence_cells
+from sweep_axes import (CONVERGENCE_FIELDS, STALENESS_FIELDS, SUMMARY_FIELDS, UsageError, canonical_path,
+                        convergence_cells, staleness_cells)
 
 POINT_RECORD = "point.json"  # what the point was run with; written after a successful run
 ERROR_LOG = "ddlsim.stderr"  # ddlsim's stderr of a failed run
@@ -204,6 +205,7 @@ class Sweep:
         """sweep.csv from the points with a summary, in grid order; returns (rows, fields missing)."""
         rows, missing = [], set()
         convergence = any(p.summary is not None and "convergence" in p.summary for p in self.points)
+        staleness = any(p.summary is not None and "staleness" in p.summary for p in self.points)
         for p in self.points:
             if p.summary is None:
                 continue
@@ -214,10 +216,13 @@ class Sweep:
                 row.append(format_cell(p.summary.get(field)))
             if convergence:
                 row += [format_cell(v) for v in convergence_cells(p.summary)]
+            if staleness:
+                row += [format_cell(v) for v in staleness_cells(p.summary)]
             rows.append(row)
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(self.paths + SUMMARY_FIELDS + (CONVERGENCE_FIELDS if convergence else []))
+        w.writerow(self.paths + SUMMARY_FIELDS + (CONVERGENCE_FIELDS if convergence else [])
+                   + (STALENESS_FIELDS if staleness else []))
         w.writerows(rows)
         write_atomically(self.csv_path, buf.getvalue())
         return len(rows), missing

@@ -27,6 +27,7 @@ if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):
 HAVE_DATA = os.path.exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
 import batch_scaling  # noqa: E402
+import relaxation_penalty  # noqa: E402
 
 SCENARIO = {"name": "batch_scaling_test", "seed": 1,
             "platform": {"topology": "star", "workers": 4, "link": {"bandwidth": "100Mbps", "latency": "1ms"}},
@@ -49,6 +50,68 @@ class FitTest(unittest.TestCase):
             batch_scaling.fit([(16, 100)])
         with self.assertRaisesRegex(batch_scaling.UsageError, "both must be positive"):
             batch_scaling.fit([(16, 100), (64, 400)])  # more steps at the larger batch
+
+
+class PenaltyFitTest(unittest.TestCase):
+    def test_exact_penalties_give_back_a(self):
+        for a in (0.0, 0.02, 0.25, 3.0):
+            points = [(x, 1 / (1 + a * x)) for x in (0, 1, 3, 7, 15)]
+            self.assertAlmostEqual(relaxation_penalty.fit_a(points), a, places=6)
+
+    def test_one_point_is_refused(self):
+        with self.assertRaisesRegex(batch_scaling.UsageError, "fewer than two points reached the target"):
+            relaxation_penalty.fit_a([(0, 1.0)])
+
+
+@unittest.skipUnless(HAVE_DATA, "needs Debian's dataset-fashion-mnist")
+class PenaltyRunTest(unittest.TestCase):
+    PENALTY = os.path.join(ROOT, "analysis", "relaxation_penalty.py")
+
+    def test_staleness_points_are_the_runs_and_plain_sgd_is_the_reference(self):
+        doc = json.loads(json.dumps(SCENARIO))
+        doc["platform"]["parameter_servers"] = 1
+        doc["training"] = {"sync": {"name": "asp"}, "convergence": dict(SCENARIO["training"]["convergence"],
+                                                                         learning_rate=0.05, target_accuracy=0.5)}
+        with tempfile.TemporaryDirectory() as tmp:
+            path, model, keep = os.path.join(tmp, "s.json"), os.path.join(tmp, "p.json"), os.path.join(tmp, "runs")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+            result = subprocess.run(["/usr/bin/python3", self.PENALTY, path, "--workers", "1,2,4", "--epochs", "1",
+                                     "--ddlsim", DDLSIM, "--model-out", model, "--keep", keep],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(model, encoding="utf-8") as f:
+                p = json.load(f)
+            epochs = []
+            for i in range(3):
+                with open(os.path.join(keep, f"p{i}", "out", "summary.json"), encoding="utf-8") as f:
+                    s = json.load(f)
+                self.assertEqual(s["workers"], [1, 2, 4][i])
+                self.assertAlmostEqual(p["points"][i]["x"], s["staleness"]["mean"])
+                epochs.append(s["convergence"]["epochs_to_target"])
+        self.assertEqual(p["kind"], "staleness")
+        self.assertEqual(p["points"][0]["x"], 0)  # one worker: plain SGD
+        for i in range(3):
+            self.assertAlmostEqual(p["points"][i]["penalty"], epochs[0] / epochs[i])
+            self.assertAlmostEqual(p["points"][i]["model_penalty"], 1 / (1 + p["a"] * p["points"][i]["x"]))
+        errors = sorted(abs(q["model_penalty"] / q["penalty"] - 1) for q in p["points"])
+        self.assertAlmostEqual(p["fit_error"]["largest"], errors[-1])
+        self.assertIn("model (fitted, not co-simulated): P(x) = 1 / (1 + a x)", result.stdout)
+
+    def test_bad_input_is_one_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "s.json")
+            with open(path, "w", encoding="utf-8") as f:
+                json.dump(SCENARIO, f)
+            for args, message in (([path, "--workers", "1,2"], "--workers measures staleness on asp or ssp; this "
+                                                                "scenario's sync model is 'bsp'"),
+                                  ([path, "--ratios", "1,0.1"], "--ratios needs a compressor with a ratio"),
+                                  ([path, "--workers", "2,4"], "--workers: include 1")):
+                result = subprocess.run(["/usr/bin/python3", self.PENALTY, *args, "--ddlsim", DDLSIM],
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+                self.assertIn(message, result.stderr)
 
 
 @unittest.skipUnless(HAVE_DATA, "needs Debian's dataset-fashion-mnist")
@@ -133,10 +196,67 @@ class TimeToAccuracyModelTest(unittest.TestCase):
         self.assertAlmostEqual(float(rows[1]["model_time_to_target_s"]), 144000)
         self.assertAlmostEqual(float(rows[1]["model_statistical_efficiency"]), 1280 / 2048)
 
+    def penalty(self, tmp, kind, a):
+        path = os.path.join(tmp, "penalty.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"kind": kind, "a": a, "x": "x", "scenario": "s.json",
+                       "fit_error": {"median": 0.1, "largest": 0.2}}, f)
+        return path
+
+    def test_a_staleness_penalty_prices_asp_rows_per_update(self):
+        sweep = ("workers,iteration_time_s,throughput_samples_per_s,sync_model,staleness_mean_updates\n"
+                 "8,0.5,512,bsp,\n"       # M = 256
+                 "8,0.5,512,asp,7\n")     # one worker's batch per update: 32; P = 1 / (1 + 0.1 x 7)
+        with tempfile.TemporaryDirectory() as tmp:
+            result = self.model(sweep, "--b-crit", "1024", "--s-min", "90000", "--penalty", self.penalty(tmp, "staleness", 0.1))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertIn("; staleness penalty P(x) = 1 / (1 + a x), x = x, a = 0.1, fitted on co-simulated s.json", lines[0])
+        self.assertIn("missed by 10.0 % at the median, 20.0 % at most", lines[0])
+        bsp, asp = list(csv.DictReader(lines[1:]))
+        self.assertAlmostEqual(float(bsp["model_steps_to_target"]), 90000 * (1 + 1024 / 256))
+        self.assertAlmostEqual(float(bsp["model_penalty"]), 1)
+        # E_min (1 + 32 / B_crit) / P samples = 90000 (1024 + 32) 1.7, at 512 samples/s; 32 samples per update.
+        samples = 90000 * (1024 + 32) * 1.7
+        self.assertAlmostEqual(float(asp["model_global_batch"]), 32)
+        self.assertAlmostEqual(float(asp["model_penalty"]), 1 / 1.7, places=6)
+        self.assertAlmostEqual(float(asp["model_steps_to_target"]) / (samples / 32), 1, places=5)
+        self.assertAlmostEqual(float(asp["model_time_to_target_s"]) / (samples / 512), 1, places=5)
+        # Relative to the smallest batch (32) without staleness: 1 / 1.7.
+        self.assertAlmostEqual(float(asp["model_statistical_efficiency"]), 1 / 1.7, places=5)
+
+    def test_a_compression_penalty_prices_bsp_rows_at_their_ratio(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            result = self.model(self.SWEEP, "--b-crit", "1024", "--s-min", "90000", "--ratio", "0.1",
+                                "--penalty", self.penalty(tmp, "compression", 0.01))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        rows = list(csv.DictReader(result.stdout.splitlines()[1:]))
+        self.assertAlmostEqual(float(rows[0]["model_penalty"]), 1 / 1.09, places=6)  # x = 1 / 0.1 - 1 = 9
+        self.assertAlmostEqual(float(rows[0]["model_steps_to_target"]) / (450000 * 1.09), 1, places=5)
+
+    def test_penalty_bad_input_is_one_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            stale, packed = self.penalty(tmp, "staleness", 0.1), os.path.join(tmp, "c.json")  # packed: compression
+            with open(packed, "w", encoding="utf-8") as f:
+                json.dump({"kind": "compression", "a": 0.1, "fit_error": {}}, f)
+            asp = self.SWEEP.replace("32,0.8,1280,bsp", "32,0.8,1280,asp")
+            for sweep, args, message in (
+                    (asp, ["--penalty", stale], "row 2 (asp) has no staleness_mean_updates"),
+                    (self.SWEEP, ["--ratio", "0.1"], "--ratio goes with a compression --penalty"),
+                    (self.SWEEP, ["--penalty", packed], "row 1 has no training.compressor.params.ratio column: give "
+                                                         "--ratio for a compression penalty"),
+                    (self.SWEEP, ["--penalty", packed, "--ratio", "2"], "row 1 compression ratio: expected a kept "
+                                                                         "fraction in (0, 1], got 2"),
+                    (self.SWEEP, ["--penalty", os.path.join(tmp, "none.json")], "No such file")):
+                result = self.model(sweep, "--b-crit", "10", "--s-min", "5", *args)
+                self.assertEqual(result.returncode, 2, result.stderr)
+                self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
+                self.assertIn(message, result.stderr)
+
     def test_bad_input_is_one_line(self):
         for sweep, args, message in (
                 (self.SWEEP.replace("32,0.8,1280,bsp", "32,0.8,1280,asp"), ["--b-crit", "10", "--s-min", "5"],
-                 "row 2 is sync model 'asp'; the batch-size model covers bsp only"),
+                 "row 2 is sync model 'asp'; the batch-size model covers bsp, and asp and ssp with a staleness --penalty"),
                 (self.SWEEP, ["--b-crit", "10"], "give --s-min, or --reference EPOCHS@BATCH with --dataset-samples"),
                 (self.SWEEP, ["--b-crit", "10", "--reference", "90"], "--reference needs --dataset-samples"),
                 (self.SWEEP, ["--b-crit", "10", "--reference", "90", "--dataset-samples", "5"],

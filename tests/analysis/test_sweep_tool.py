@@ -148,6 +148,21 @@ class ConvergenceColumnsTest(SweepCase):
                        "--ddlsim", DDLSIM, "--out", plain, "-q")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("time_to_target_s", list(self.rows(plain)[0]))
+        self.assertNotIn("staleness_mean_updates", list(self.rows(plain)[0]))
+
+    def test_staleness_column_where_a_point_has_parameter_servers(self):
+        doc = scenario(training={"sync": {"name": "asp"}})
+        doc["platform"]["parameter_servers"] = 1
+        out = os.path.join(self.tmp, "asp")
+        r = self.sweep(self.write_scenario(doc), "--grid", "platform.workers=1,3", "--ddlsim", DDLSIM, "--out", out, "-q")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = self.rows(out)
+        self.assertEqual(list(rows[0])[-1], "staleness_mean_updates")
+        for row in rows:
+            with open(os.path.join(out, "points", f"platform.workers={row['platform.workers']}", "summary.json")) as f:
+                mean = json.load(f)["staleness"]["mean"]
+            self.assertEqual(row["staleness_mean_updates"], repr(mean))
+        self.assertEqual(float(rows[0]["staleness_mean_updates"]), 0)  # one worker: nothing lags
 
 
 class SlurmScriptTest(SweepCase):
