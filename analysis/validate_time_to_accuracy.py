@@ -18,7 +18,9 @@ evaluation interval) and runs `ddlsim run` on it:
 * training: `bsp` rows: `bsp` with the `gloo_ring` all-reduce (gloo's own ring, which
   torch.distributed.all_reduce runs) and one bucket, no overlap (the lab all-reduces its flat
   gradient after the backward pass); `local_sgd`: `local_sgd` with the row's period, no warm-up,
-  the same all-reduce and bucket; `dpsgd`: `gossip` on a `ring`, `synchronous`;
+  the same all-reduce and bucket; `dpsgd`: `gossip` on a `ring`, `synchronous`; `asp`: `asp` with
+  one parameter server (the star's one more host, as the lab's server has its own link) and one
+  bucket;
 * network: analysis/validate_ddp.py's models (`ideal`, `tcp`, `software` = the `gloo` preset;
   default `software`), flow fidelity.
 
@@ -100,8 +102,12 @@ def read_rows(path):
 
 
 def scenario_for(row, network, compute, name):
+    servers = 0
     if row["algorithm"] == "dpsgd":
         training = {"sync": {"name": "gossip", "params": {"graph": "ring", "variant": "synchronous"}}}
+    elif row["algorithm"] == "asp":
+        training = {"sync": {"name": "asp"}, "bucketing": {"bucket_bytes": "1GB", "overlap": False}}
+        servers = 1
     else:
         training = {"sync": {"name": "bsp"} if row["algorithm"] == "bsp" else
                     {"name": "local_sgd", "params": {"period_iterations": row["period_iterations"],
@@ -118,7 +124,7 @@ def scenario_for(row, network, compute, name):
         "description": f"measured time-to-accuracy row: {row['algorithm']} N={row['ranks']} batch {row['batch_size']} "
                        f"{row['shards']} at {row['bandwidth_bps']:g} bit/s, {row['latency_s']:g} s one-way",
         "seed": row["seed"],
-        "platform": {"topology": "star", "workers": row["ranks"],
+        "platform": {"topology": "star", "workers": row["ranks"], "parameter_servers": servers,
                      "link": {"bandwidth": f"{row['bandwidth_bps']:.17g}bps", "latency": row["latency_s"] / 2}},
         "network": network,
         "workload": {"synthetic": {"model": "softmax 784-10", "layers": 1, "forward_s": compute[0],

@@ -412,15 +412,16 @@ def run_job(job, script, mode, ranks, backend, port, timeout_s, prefix):
         os.rmdir(folder)
 
 
-def run_groups(prog, args, table, run_group, base_port):
+def run_groups(prog, args, table, run_group, base_port, extra_ranks=0):
     """Calls run_group(args, ranks, network, table, port) for every --ranks value: on loopback once
-    (network unknown), in the lab once per --rate x --delay, the lab set up for the largest rank count."""
+    (network unknown), in the lab once per --rate x --delay, the lab set up for the largest rank count
+    (plus `extra_ranks`: processes beside the workers, such as a parameter server)."""
     if args.mode == "local":
         for ranks in args.ranks:
             run_group(args, ranks, {"bandwidth_bps": None, "latency_s": None}, table, free_port())
         return
     for (rate, _), (delay, _) in itertools.product(args.rates, args.delays):
-        with Lab(prog, max(args.ranks), rate, delay) as lab:
+        with Lab(prog, max(args.ranks) + extra_ranks, rate, delay) as lab:
             network = {"bandwidth_bps": lab.rate_bps, "latency_s": lab.delay_s}
             for index, ranks in enumerate(args.ranks):
                 run_group(args, ranks, network, table, base_port + index)

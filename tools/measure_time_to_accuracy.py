@@ -19,10 +19,16 @@ the co-simulation does. An iteration is the gradient, then:
 * dpsgd: the step, then D-PSGD on a ring as tools/measure_decentralised.py does it (receives from
   r-1 and r+1 posted, the model sent to r+1 and r-1, all four waited for), and
   theta <- (theta + theta_left + theta_right) / 3: ddlsim's `gossip` on a `ring`, `synchronous`.
+* asp: a parameter server, one more process (the last rank, on its own lab link): each worker sends
+  its gradient to it and waits for the parameters back; the server takes gradients in arrival order
+  (a receive from any rank), steps theta <- theta - lr g with each, and sends theta back to that
+  worker: ddlsim's `asp` with one parameter server. Point-to-point gloo messages, as D-PSGD's (the
+  same transport as every other row; torch.distributed.rpc's TensorPipe would add its own costs).
 
 The model is evaluated where ddlsim evaluates it (bsp: every --evaluate-every iterations and the
 last; local_sgd: where the copies were just averaged, at most every --evaluate-every; dpsgd: the
-ranks' mean model every --evaluate-every iterations and the last): each rank copies its
+ranks' mean model every --evaluate-every iterations and the last; asp: as bsp, the server's model
+once it has answered every worker's gradient of that iteration): each rank copies its
 parameters there (a copy of 7,850 numbers, inside the timed loop) and the test split is evaluated
 after the run, so evaluating costs the timed run nothing. An evaluation's time is when the last
 rank ended that iteration, from the common start; `time_to_target_s` the first evaluation at or
@@ -52,7 +58,7 @@ import lab_runs  # noqa: E402
 from lab_runs import ToolError  # noqa: E402
 
 PROG = "measure_time_to_accuracy.py"
-ALGORITHMS = ["bsp", "local_sgd", "dpsgd"]
+ALGORITHMS = ["bsp", "local_sgd", "dpsgd", "asp"]
 HEADER = ["algorithm", "ranks", "batch_size", "learning_rate", "period_iterations", "shards", "train_samples",
           "test_samples", "seed", "dtype", "backend", "bandwidth_bps", "latency_s", "iterations",
           "evaluate_every", "target_accuracy", "time_to_target_s", "iterations_to_target", "final_test_accuracy",
@@ -222,8 +228,8 @@ def parse_args(argv):
     def check_tool_arguments(args):
         args.algorithms = lab_runs.parse_list(args.algorithms, algorithm_name, "--algorithms")
         args.ranks = lab_runs.parse_list(args.ranks, lab_runs.positive_int, "--ranks")
-        if min(args.ranks) < 2:
-            raise ToolError("--ranks: every set-up here needs at least 2 ranks", 2)
+        if min(args.ranks) < (1 if args.algorithms == ["asp"] else 2):
+            raise ToolError("--ranks: every set-up here but asp alone needs at least 2 ranks", 2)
         lab_runs.check_counts((("--batch-size", args.batch_size, 1), ("--iterations", args.iterations, 1),
                                ("--period", args.period, 1), ("--evaluate-every", args.evaluate_every, 1),
                                ("--warmup", args.warmup, 0), ("--train-samples", args.train_samples, 0),
@@ -252,9 +258,16 @@ def run_group(args, ranks, network, table, port):
     job = {key: getattr(args, key) for key in ("backend", "mode", "algorithms", "batch_size", "learning_rate", "period",
                                                "shards", "iterations", "evaluate_every", "target", "train_samples",
                                                "test_samples", "seed", "dtype", "warmup")}
-    job.update({"ranks": ranks, "lead_s": 0.05})
+    job.update({"ranks": ranks, "workers": ranks, "lead_s": 0.05})
     lab_runs.progress(PROG, f"{ranks} ranks: {', '.join(args.algorithms)} on {args.shards} shards")
-    results = lab_runs.run_job(job, __file__, args.mode, ranks, args.backend, port, args.timeout, "ddlsim-tta-")
+    results = []
+    collective = [a for a in args.algorithms if a != "asp"]
+    if collective:
+        results += lab_runs.run_job(dict(job, algorithms=collective), __file__, args.mode, ranks, args.backend, port,
+                                    args.timeout, "ddlsim-tta-")
+    if "asp" in args.algorithms:  # the workers and a parameter server: one more process
+        results += lab_runs.run_job(dict(job, algorithms=["asp"], ranks=ranks + 1), __file__, args.mode, ranks + 1,
+                                    args.backend, port + 100, args.timeout, "ddlsim-tta-")
     for result in results:
         reached = next((p for p in result["curve"] if p["test_accuracy"] >= args.target), None)
         row = {"algorithm": result["algorithm"], "ranks": ranks, "batch_size": args.batch_size,
@@ -291,7 +304,7 @@ def main(argv=None):
     lab_runs.sigterm_as_interrupt()
     table = lab_runs.CsvTable(args.out, HEADER)
     table.append([], [lab_runs.command_comment([sys.executable, os.path.abspath(__file__)] + argv)])
-    lab_runs.run_groups(PROG, args, table, run_group, 29600)
+    lab_runs.run_groups(PROG, args, table, run_group, 29600, 1 if "asp" in args.algorithms else 0)
     lab_runs.progress(PROG, f"wrote {args.out}")
     return 0
 
@@ -306,11 +319,12 @@ def worker_main(args):
     dtype = torch.float64 if job["dtype"] == "float64" else torch.float32
     train_x, train_y = load_fashion(torch, "train", job["train_samples"], dtype)
     test_x, test_y = load_fashion(torch, "t10k", job["test_samples"], torch.float64)
-    shards = make_shards(train_y.tolist(), job["ranks"], job["shards"] == "by_label", job["seed"])
-    data = (train_x, train_y, test_x, test_y, shards[args.rank])
+    shards = make_shards(train_y.tolist(), job["workers"], job["shards"] == "by_label", job["seed"])
+    data = (train_x, train_y, test_x, test_y, shards[args.rank] if args.rank < job["workers"] else [])
     results = []
     for index, algorithm in enumerate(job["algorithms"]):
-        result = train_and_time(torch, store, job, args.rank, algorithm, index, data, dtype)
+        train = asp_and_time if algorithm == "asp" else train_and_time
+        result = train(torch, store, job, args.rank, algorithm, index, data, dtype)
         if args.rank == 0:
             results.append(result)
     if args.rank == 0:
@@ -399,6 +413,90 @@ def train_and_time(torch, store, job, rank, algorithm, index, data, dtype):
     last = max(g["ends"][-1] for g in gathered)
     return {"algorithm": algorithm, "curve": curve, "iteration_s_mean": (last - start) / job["iterations"],
             "compute_s_median": lab_runs.median([c for g in gathered for c in g["compute"]])}
+
+
+def asp_and_time(torch, store, job, rank, algorithm, index, data, dtype):
+    """asp: ranks 0 .. N-1 are workers, rank N the parameter server (see the header)."""
+    import time
+    dist = torch.distributed
+    workers = job["workers"]
+    server = workers
+    train_x, train_y, test_x, test_y, shard = data
+    features, classes = train_x.shape[1], 10
+    size = classes * features + classes
+    lr = job["learning_rate"]
+    evaluated = set(evaluation_iterations(algorithm, job["iterations"], job["evaluate_every"], job["period"]))
+
+    def serve(iterations, timed):
+        theta, grad = torch.zeros(size, dtype=dtype), torch.zeros(size, dtype=dtype)
+        answered = [0] * workers           # gradients answered per worker
+        done = [0] * iterations            # workers answered for iteration k
+        snapshots = {}
+        for _ in range(workers * iterations):
+            source = dist.recv(grad)       # any worker: arrival order
+            theta.sub_(grad, alpha=lr)
+            dist.send(theta, source)
+            k = answered[source]
+            answered[source] += 1
+            done[k] += 1
+            if timed and done[k] == workers and k in evaluated:
+                snapshots[k] = theta.clone()
+        return snapshots
+
+    def work(iterations, timed):
+        theta, grad = torch.zeros(size, dtype=dtype), torch.zeros(size, dtype=dtype)
+        w, b = theta[:classes * features].view(classes, features), theta[classes * features:]
+        gw, gb = grad[:classes * features].view(classes, features), grad[classes * features:]
+        batches = Batches(shard, rank, job["seed"], job["batch_size"])
+        ends, compute = [], []
+        for _ in range(iterations):
+            begin = time.monotonic()
+            idx = torch.tensor(batches.next(), dtype=torch.long)
+            x, y = train_x[idx], train_y[idx]
+            p = torch.softmax(x @ w.T + b, dim=1)
+            p[torch.arange(len(idx)), y] -= 1.0
+            torch.matmul(p.T, x, out=gw)
+            torch.sum(p, dim=0, out=gb)
+            grad.div_(len(idx))
+            compute.append(time.monotonic() - begin)
+            dist.send(grad, server)
+            dist.recv(theta, server)
+            if timed:
+                ends.append(time.monotonic())
+        return ends, compute
+
+    if rank == server:
+        serve(job["warmup"], False)
+    else:
+        work(job["warmup"], False)
+    dist.barrier()
+    key = f"tta/{index}"
+    if rank == 0:
+        store.set(f"{key}/start", repr(time.monotonic() + job["lead_s"] + 0.02 * (workers + 1)))
+    start = float(store.get(f"{key}/start"))
+    while time.monotonic() < start:
+        time.sleep(min(0.001, max(0.0, start - time.monotonic())))
+    if rank == server:
+        curve = []
+        for k, model in sorted(serve(job["iterations"], True).items()):
+            model = model.to(torch.float64)
+            w, b = model[:classes * features].view(classes, features), model[classes * features:]
+            z = test_x @ w.T + b
+            curve.append({"iteration": k, "test_loss": float(torch.nn.functional.cross_entropy(z, test_y)),
+                          "test_accuracy": float((z.argmax(dim=1) == test_y).double().mean())})
+        mine = {"curve": curve}
+    else:
+        ends, compute = work(job["iterations"], True)
+        mine = {"ends": ends, "compute": compute}
+    gathered = lab_runs.gather_json(store, rank, workers + 1, f"{key}/ends", mine)
+    if rank != 0:
+        return None
+    curve, ranks = gathered[server]["curve"], gathered[:workers]
+    for p in curve:
+        p["time_s"] = max(g["ends"][p["iteration"]] for g in ranks) - start
+    last = max(g["ends"][-1] for g in ranks)
+    return {"algorithm": algorithm, "curve": curve, "iteration_s_mean": (last - start) / job["iterations"],
+            "compute_s_median": lab_runs.median([c for g in ranks for c in g["compute"]])}
 
 
 if __name__ == "__main__":
