@@ -40,7 +40,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, ".."))
 sys.path.insert(0, HERE)
-from batch_scaling import UsageError, run  # noqa: E402
+from batch_scaling import UsageError, positive_ints, run  # noqa: E402
 
 PROG = "relaxation_penalty.py"
 HEADER = ["kind", "workers", "ratio", "x", "iterations", "epochs_to_target", "time_to_target_s", "penalty",
@@ -101,22 +101,12 @@ def ratios(text):
     return sorted(values, reverse=True)
 
 
-def workers_list(text):
-    try:
-        values = [int(v) for v in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated worker counts, got {text!r}") from None
-    if not values or min(values) < 1 or len(set(values)) != len(values):
-        raise argparse.ArgumentTypeError(f"expected distinct worker counts >= 1, got {text!r}")
-    return sorted(values)
-
-
 def parse_args(argv):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("scenario", help="an asp/ssp (--workers) or compressed bsp (--ratios) scenario with training.convergence")
     what = ap.add_mutually_exclusive_group(required=True)
-    what.add_argument("--workers", type=workers_list, help="worker counts (staleness), comma-separated, including 1")
+    what.add_argument("--workers", type=positive_ints, help="worker counts (staleness), comma-separated, including 1")
     what.add_argument("--ratios", type=ratios, help="compression ratios, comma-separated")
     ap.add_argument("--epochs", type=float, default=3, help="epochs of data each run may use (default 3)")
     ap.add_argument("--target", type=float, help="target test accuracy (default: the scenario's)")
