@@ -20,7 +20,7 @@ evaluation interval) and runs `ddlsim run` on it:
   gradient after the backward pass); `local_sgd`: `local_sgd` with the row's period, no warm-up,
   the same all-reduce and bucket; `dpsgd`: `gossip` on a `ring`, `synchronous`; `asp`: `asp` with
   one parameter server (the star's one more host, as the lab's server has its own link) and one
-  bucket;
+  bucket; `ssp`: `ssp` with the row's `staleness_bound`, the same server and bucket;
 * network: analysis/validate_ddp.py's models (`ideal`, `tcp`, `software` = the `gloo` preset;
   default `software`), flow fidelity.
 
@@ -93,6 +93,8 @@ def read_rows(path):
             row[key] = number(r[key], r, key, n, path)
         row["period_iterations"] = int(number(r["period_iterations"], r, "period_iterations", n, path)) \
             if r["algorithm"] == "local_sgd" else None
+        row["staleness_bound"] = int(number(r["staleness_bound"], r, "staleness_bound", n, path)) \
+            if r["algorithm"] == "ssp" else None
         row["time_to_target_s"] = number(r["time_to_target_s"], r, "time_to_target_s", n, path, True)
         row["iterations_to_target"] = number(r["iterations_to_target"], r, "iterations_to_target", n, path, True)
         rows.append(row)
@@ -105,8 +107,10 @@ def scenario_for(row, network, compute, name):
     servers = 0
     if row["algorithm"] == "dpsgd":
         training = {"sync": {"name": "gossip", "params": {"graph": "ring", "variant": "synchronous"}}}
-    elif row["algorithm"] == "asp":
-        training = {"sync": {"name": "asp"}, "bucketing": {"bucket_bytes": "1GB", "overlap": False}}
+    elif row["algorithm"] in ("asp", "ssp"):
+        sync = {"name": "asp"} if row["algorithm"] == "asp" else \
+            {"name": "ssp", "params": {"staleness_bound": row["staleness_bound"]}}
+        training = {"sync": sync, "bucketing": {"bucket_bytes": "1GB", "overlap": False}}
         servers = 1
     else:
         training = {"sync": {"name": "bsp"} if row["algorithm"] == "bsp" else

@@ -24,6 +24,10 @@ the co-simulation does. An iteration is the gradient, then:
   (a receive from any rank), steps theta <- theta - lr g with each, and sends theta back to that
   worker: ddlsim's `asp` with one parameter server. Point-to-point gloo messages, as D-PSGD's (the
   same transport as every other row; torch.distributed.rpc's TensorPipe would add its own costs).
+* ssp: the same server, with ddlsim's `ssp` rule (models/sync/ssp.cpp): a worker's pull after its
+  iteration t is answered once every worker has pushed at least t + 1 - --staleness-bound
+  gradients, and the gradients received and not yet applied are applied together then (one step of
+  their sum); --staleness-bound 0 is bsp through a server, a bound >= --iterations asp.
 
 The model is evaluated where ddlsim evaluates it (bsp: every --evaluate-every iterations and the
 last; local_sgd: where the copies were just averaged, at most every --evaluate-every; dpsgd: the
@@ -58,8 +62,10 @@ import lab_runs  # noqa: E402
 from lab_runs import ToolError  # noqa: E402
 
 PROG = "measure_time_to_accuracy.py"
-ALGORITHMS = ["bsp", "local_sgd", "dpsgd", "asp"]
-HEADER = ["algorithm", "ranks", "batch_size", "learning_rate", "period_iterations", "shards", "train_samples",
+ALGORITHMS = ["bsp", "local_sgd", "dpsgd", "asp", "ssp"]
+SERVED = ("asp", "ssp")  # with a parameter server: one more process
+HEADER = ["algorithm", "ranks", "batch_size", "learning_rate", "period_iterations", "staleness_bound", "shards",
+          "train_samples",
           "test_samples", "seed", "dtype", "backend", "bandwidth_bps", "latency_s", "iterations",
           "evaluate_every", "target_accuracy", "time_to_target_s", "iterations_to_target", "final_test_accuracy",
           "iteration_s_mean", "compute_s_median", "source"]
@@ -210,6 +216,8 @@ def parse_args(argv):
         ap.add_argument("--batch-size", type=int, default=32, help="samples per rank and iteration (default 32)")
         ap.add_argument("--learning-rate", type=float, default=0.2, help="SGD's step (default 0.2)")
         ap.add_argument("--period", type=int, default=8, help="local_sgd: iterations per averaging (default 8)")
+        ap.add_argument("--staleness-bound", type=int, default=3,
+                        help="ssp: how many iterations a worker may run ahead of the slowest (default 3, as ddlsim's)")
         ap.add_argument("--shards", choices=["iid", "by_label"], default="iid", help="how the data is dealt")
         ap.add_argument("--iterations", type=int, default=400, help="timed iterations (default 400)")
         ap.add_argument("--evaluate-every", type=int, default=10, help="iterations between evaluations (default 10)")
@@ -228,10 +236,11 @@ def parse_args(argv):
     def check_tool_arguments(args):
         args.algorithms = lab_runs.parse_list(args.algorithms, algorithm_name, "--algorithms")
         args.ranks = lab_runs.parse_list(args.ranks, lab_runs.positive_int, "--ranks")
-        if min(args.ranks) < (1 if args.algorithms == ["asp"] else 2):
-            raise ToolError("--ranks: every set-up here but asp alone needs at least 2 ranks", 2)
+        if min(args.ranks) < (1 if set(args.algorithms) <= set(SERVED) else 2):
+            raise ToolError("--ranks: every set-up here but asp and ssp alone needs at least 2 ranks", 2)
         lab_runs.check_counts((("--batch-size", args.batch_size, 1), ("--iterations", args.iterations, 1),
                                ("--period", args.period, 1), ("--evaluate-every", args.evaluate_every, 1),
+                               ("--staleness-bound", args.staleness_bound, 0),
                                ("--warmup", args.warmup, 0), ("--train-samples", args.train_samples, 0),
                                ("--test-samples", args.test_samples, 0), ("--seed", args.seed, 0)))
         if not 0 < args.learning_rate <= 100:
@@ -256,23 +265,25 @@ def algorithm_name(text):
 
 def run_group(args, ranks, network, table, port):
     job = {key: getattr(args, key) for key in ("backend", "mode", "algorithms", "batch_size", "learning_rate", "period",
-                                               "shards", "iterations", "evaluate_every", "target", "train_samples",
+                                               "staleness_bound", "shards", "iterations", "evaluate_every", "target", "train_samples",
                                                "test_samples", "seed", "dtype", "warmup")}
     job.update({"ranks": ranks, "workers": ranks, "lead_s": 0.05})
     lab_runs.progress(PROG, f"{ranks} ranks: {', '.join(args.algorithms)} on {args.shards} shards")
     results = []
-    collective = [a for a in args.algorithms if a != "asp"]
+    collective = [a for a in args.algorithms if a not in SERVED]
+    served = [a for a in args.algorithms if a in SERVED]
     if collective:
         results += lab_runs.run_job(dict(job, algorithms=collective), __file__, args.mode, ranks, args.backend, port,
                                     args.timeout, "ddlsim-tta-")
-    if "asp" in args.algorithms:  # the workers and a parameter server: one more process
-        results += lab_runs.run_job(dict(job, algorithms=["asp"], ranks=ranks + 1), __file__, args.mode, ranks + 1,
+    if served:  # the workers and a parameter server: one more process
+        results += lab_runs.run_job(dict(job, algorithms=served, ranks=ranks + 1), __file__, args.mode, ranks + 1,
                                     args.backend, port + 100, args.timeout, "ddlsim-tta-")
     for result in results:
         reached = next((p for p in result["curve"] if p["test_accuracy"] >= args.target), None)
         row = {"algorithm": result["algorithm"], "ranks": ranks, "batch_size": args.batch_size,
                "learning_rate": args.learning_rate,
                "period_iterations": args.period if result["algorithm"] == "local_sgd" else "",
+               "staleness_bound": args.staleness_bound if result["algorithm"] == "ssp" else "",
                "shards": args.shards, "train_samples": args.train_samples, "test_samples": args.test_samples,
                "seed": args.seed, "dtype": args.dtype, "backend": args.backend,
                "bandwidth_bps": network["bandwidth_bps"], "latency_s": network["latency_s"],
@@ -304,7 +315,7 @@ def main(argv=None):
     lab_runs.sigterm_as_interrupt()
     table = lab_runs.CsvTable(args.out, HEADER)
     table.append([], [lab_runs.command_comment([sys.executable, os.path.abspath(__file__)] + argv)])
-    lab_runs.run_groups(PROG, args, table, run_group, 29600, 1 if "asp" in args.algorithms else 0)
+    lab_runs.run_groups(PROG, args, table, run_group, 29600, 1 if set(SERVED) & set(args.algorithms) else 0)
     lab_runs.progress(PROG, f"wrote {args.out}")
     return 0
 
@@ -323,7 +334,7 @@ def worker_main(args):
     data = (train_x, train_y, test_x, test_y, shards[args.rank] if args.rank < job["workers"] else [])
     results = []
     for index, algorithm in enumerate(job["algorithms"]):
-        train = asp_and_time if algorithm == "asp" else train_and_time
+        train = served_and_time if algorithm in SERVED else train_and_time
         result = train(torch, store, job, args.rank, algorithm, index, data, dtype)
         if args.rank == 0:
             results.append(result)
@@ -415,8 +426,8 @@ def train_and_time(torch, store, job, rank, algorithm, index, data, dtype):
             "compute_s_median": lab_runs.median([c for g in gathered for c in g["compute"]])}
 
 
-def asp_and_time(torch, store, job, rank, algorithm, index, data, dtype):
-    """asp: ranks 0 .. N-1 are workers, rank N the parameter server (see the header)."""
+def served_and_time(torch, store, job, rank, algorithm, index, data, dtype):
+    """asp and ssp: ranks 0 .. N-1 are workers, rank N the parameter server (see the header)."""
     import time
     dist = torch.distributed
     workers = job["workers"]
@@ -427,20 +438,38 @@ def asp_and_time(torch, store, job, rank, algorithm, index, data, dtype):
     lr = job["learning_rate"]
     evaluated = set(evaluation_iterations(algorithm, job["iterations"], job["evaluate_every"], job["period"]))
 
+    bound = job["staleness_bound"] if algorithm == "ssp" else None  # asp: every pull answered at once
+
     def serve(iterations, timed):
         theta, grad = torch.zeros(size, dtype=dtype), torch.zeros(size, dtype=dtype)
-        answered = [0] * workers           # gradients answered per worker
+        pending, unapplied = torch.zeros(size, dtype=dtype), 0
+        clock = [0] * workers              # gradients pushed per worker
+        waiting = []                       # (worker, its iteration) whose pull is not answered yet
         done = [0] * iterations            # workers answered for iteration k
         snapshots = {}
         for _ in range(workers * iterations):
             source = dist.recv(grad)       # any worker: arrival order
-            theta.sub_(grad, alpha=lr)
-            dist.send(theta, source)
-            k = answered[source]
-            answered[source] += 1
-            done[k] += 1
-            if timed and done[k] == workers and k in evaluated:
-                snapshots[k] = theta.clone()
+            waiting.append((source, clock[source]))
+            clock[source] += 1
+            if bound is None:
+                theta.sub_(grad, alpha=lr)
+            else:
+                pending.add_(grad)
+                unapplied += 1
+            slowest = min(clock)
+            ready = [(w, t) for w, t in waiting if bound is None or slowest >= t + 1 - bound]
+            if not ready:
+                continue
+            if unapplied:  # ssp: what arrived since the last step, applied as one step of its sum
+                theta.sub_(pending, alpha=lr)
+                pending.zero_()
+                unapplied = 0
+            for w, t in ready:
+                dist.send(theta, w)
+                done[t] += 1
+                if timed and done[t] == workers and t in evaluated:
+                    snapshots[t] = theta.clone()
+            waiting = [p for p in waiting if p not in ready]
         return snapshots
 
     def work(iterations, timed):

@@ -50,7 +50,7 @@ def scenario(sync, shards="iid"):
            "output": {"timeline": False}}
     if sync["name"] == "bsp":
         doc["training"]["collective"] = {"name": "ring"}
-    if sync["name"] == "asp":
+    if sync["name"] in ("asp", "ssp"):
         doc["platform"]["parameter_servers"] = 1
     return doc
 
@@ -73,14 +73,14 @@ SYNCS = {"bsp": {"name": "bsp"}, "local_sgd": {"name": "local_sgd", "params": {"
 class ScheduleTest(unittest.TestCase):
     def test_evaluations_fall_where_ddlsim_evaluates(self):
         with tempfile.TemporaryDirectory() as tmp:
-            for algorithm, sync in dict(SYNCS, asp={"name": "asp"}).items():
+            for algorithm, sync in dict(SYNCS, asp={"name": "asp"}, ssp={"name": "ssp"}).items():
                 expected = [k for k, _, _ in ddlsim_curve(scenario(sync), tmp)]
                 self.assertEqual(tool.evaluation_iterations(algorithm, 30, 5, 4), expected, algorithm)
 
     def test_the_tool_refuses_bad_options_with_one_line(self):
-        for args, message in ((["--ranks", "1"], "--ranks: every set-up here but asp alone needs at least 2 ranks"),
+        for args, message in ((["--ranks", "1"], "--ranks: every set-up here but asp and ssp alone needs at least 2 ranks"),
                               (["--target", "1.5"], "--target: expected a fraction in (0, 1], got 1.5"),
-                              (["--algorithms", "ssp"], "unknown algorithm 'ssp' (choose from bsp, local_sgd, dpsgd, asp)")):
+                              (["--algorithms", "sgd"], "unknown algorithm 'sgd' (choose from bsp, local_sgd, dpsgd, asp, ssp)")):
             result = subprocess.run(["/usr/bin/python3", TOOL, "--local", "--out", "/nonexistent/x.csv", *args],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             self.assertEqual(result.returncode, 2, result.stderr)
@@ -123,10 +123,19 @@ class RealTrainingTest(unittest.TestCase):
     def test_one_asp_worker_through_the_server_is_the_cosimulation_to_rounding(self):
         # One worker: the server applies its gradients in the one order there is, plain SGD (the
         # arrival order of several workers is the network's, so their curves are compared in the lab).
+        self.served("asp", {"name": "asp"}, 1)
+
+    def test_ssp_at_bound_0_is_bsp_through_the_server_to_rounding(self):
+        # Bound 0: every pull waits for every push, and the server steps once with their sum; the
+        # co-simulated ssp replays the same (ddlsim's ssp at bound 0 is bsp through a server).
+        self.served("ssp", {"name": "ssp", "params": {"staleness_bound": 0}}, 2)
+
+    def served(self, algorithm, sync, ranks):
         s = SETTINGS
         with tempfile.TemporaryDirectory() as tmp:
             out, curves = os.path.join(tmp, "tta.csv"), os.path.join(tmp, "curves.csv")
-            subprocess.run(["/usr/bin/python3", TOOL, "--local", "--algorithms", "asp", "--ranks", "1",
+            subprocess.run(["/usr/bin/python3", TOOL, "--local", "--algorithms", algorithm, "--ranks", str(ranks),
+                            "--staleness-bound", "0",
                             "--dtype", "float64", "--train-samples", str(s["train"]), "--test-samples", str(s["test"]),
                             "--iterations", str(s["iterations"]), "--batch-size", str(s["batch"]),
                             "--evaluate-every", str(s["every"]), "--target", str(s["target"]), "--out", out,
@@ -134,8 +143,8 @@ class RealTrainingTest(unittest.TestCase):
             with open(curves, encoding="utf-8") as f:
                 lab = [(int(r["iteration"]), float(r["test_loss"]), float(r["test_accuracy"]))
                        for r in csv.DictReader(line for line in f if not line.startswith("#"))]
-            doc = scenario({"name": "asp"})
-            doc["platform"]["workers"] = 1
+            doc = scenario(sync)
+            doc["platform"]["workers"] = ranks
             sim = ddlsim_curve(doc, tmp)
         self.assertEqual([k for k, _, _ in lab], [k for k, _, _ in sim])
         for (_, lab_loss, lab_acc), (_, sim_loss, sim_acc) in zip(lab, sim):
@@ -143,7 +152,7 @@ class RealTrainingTest(unittest.TestCase):
             self.assertAlmostEqual(lab_acc, sim_acc, delta=1e-6)
 
 
-ROW = {"algorithm": "dpsgd", "ranks": "2", "batch_size": "32", "learning_rate": "0.2", "period_iterations": "",
+ROW = {"algorithm": "dpsgd", "ranks": "2", "batch_size": "32", "learning_rate": "0.2", "period_iterations": "", "staleness_bound": "",
        "shards": "iid", "train_samples": "2000", "test_samples": "500", "seed": "1", "dtype": "float32",
        "backend": "gloo", "bandwidth_bps": "100000000", "latency_s": "0.002", "iterations": "60",
        "evaluate_every": "10", "target_accuracy": "0.6", "time_to_target_s": "0.5", "iterations_to_target": "30",
@@ -192,7 +201,7 @@ class ValidatorTest(unittest.TestCase):
 
     def test_bad_rows_are_refused_with_one_line(self):
         for change, message in (({"dtype": "float64"}, "data row 1: dtype 'float64'; only float32 rows are predicted"),
-                                ({"algorithm": "ssp"}, "data row 1: unknown algorithm 'ssp' (valid: bsp, local_sgd, dpsgd, asp)"),
+                                ({"algorithm": "sgd"}, "data row 1: unknown algorithm 'sgd' (valid: bsp, local_sgd, dpsgd, asp, ssp)"),
                                 ({"bandwidth_bps": ""}, "data row 1 has no lab bandwidth and latency (a --local row)"),
                                 ({"ranks": "two"}, "data row 1: ranks 'two' is not a number")):
             result = self.validate([dict(ROW, **change)])
