@@ -20,8 +20,11 @@ the co-simulation does. An iteration is the gradient, then:
   r-1 and r+1 posted, the model sent to r+1 and r-1, all four waited for), and
   theta <- (theta + theta_left + theta_right) / 3: ddlsim's `gossip` on a `ring`, `synchronous`.
 * asp: a parameter server, one more process (the last rank, on its own lab link): each worker sends
-  its gradient to it and waits for the parameters back; the server takes gradients in arrival order
-  (a receive from any rank), steps theta <- theta - lr g with each, and sends theta back to that
+  its gradient to it and waits for the parameters back; the server keeps a receive posted per
+  worker (a push then never waits for gloo's receiver-ready notice, as ddlsim's servers post
+  theirs ahead; a receive from any rank would make every push wait for a NOTIFY_SEND_READY /
+  NOTIFY_RECV_READY round trip, gloo/transport/tcp/pair.cc, and serialise the server), takes the
+  gradients as they complete, steps theta <- theta - lr g with each, and sends theta back to that
   worker: ddlsim's `asp` with one parameter server. Point-to-point gloo messages, as D-PSGD's (the
   same transport as every other row; torch.distributed.rpc's TensorPipe would add its own costs).
 * ssp: the same server, with ddlsim's `ssp` rule (models/sync/ssp.cpp): a worker's pull after its
@@ -440,6 +443,30 @@ def served_and_time(torch, store, job, rank, algorithm, index, data, dtype):
 
     bound = job["staleness_bound"] if algorithm == "ssp" else None  # asp: every pull answered at once
 
+    def arrivals(iterations, grad):
+        """Each worker's gradients as they arrive: one thread per worker keeps a receive posted from it
+        (so a push never waits for a receiver-ready notice, as ddlsim's servers post theirs ahead;
+        gloo's Work.is_completed() stays false until wait(), so receives cannot be polled)."""
+        import queue
+        import threading
+        arrived = queue.Queue()
+
+        def reader(w):
+            buf = torch.zeros(size, dtype=dtype)
+            for _ in range(iterations):
+                dist.irecv(buf, src=w).wait()
+                arrived.put((w, buf.clone()))
+
+        threads = [threading.Thread(target=reader, args=(w,), daemon=True) for w in range(workers)]
+        for t in threads:
+            t.start()
+        for _ in range(workers * iterations):
+            w, g = arrived.get()
+            grad.copy_(g)
+            yield w
+        for t in threads:
+            t.join()
+
     def serve(iterations, timed):
         theta, grad = torch.zeros(size, dtype=dtype), torch.zeros(size, dtype=dtype)
         pending, unapplied = torch.zeros(size, dtype=dtype), 0
@@ -447,8 +474,7 @@ def served_and_time(torch, store, job, rank, algorithm, index, data, dtype):
         waiting = []                       # (worker, its iteration) whose pull is not answered yet
         done = [0] * iterations            # workers answered for iteration k
         snapshots = {}
-        for _ in range(workers * iterations):
-            source = dist.recv(grad)       # any worker: arrival order
+        for source in arrivals(iterations, grad):
             waiting.append((source, clock[source]))
             clock[source] += 1
             if bound is None:
@@ -494,6 +520,9 @@ def served_and_time(torch, store, job, rank, algorithm, index, data, dtype):
                 ends.append(time.monotonic())
         return ends, compute
 
+    # Every rank here before anyone sends: a worker done with the previous set-up must not send
+    # into the server's loop of that one.
+    dist.barrier()
     if rank == server:
         serve(job["warmup"], False)
     else:
