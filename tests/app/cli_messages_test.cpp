@@ -85,3 +85,38 @@ TEST_CASE("parameter servers whose actors cannot fit are refused at /platform/pa
                  "vm.max_map_count=") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(tmp.path() / "out"));
 }
+
+TEST_CASE("asynchronous training on servers with identical workers notes the flow model's lockstep") {
+  TempDir tmp;
+  json doc = json::parse(R"({
+    "name": "lockstep", "platform": {"topology": "star", "workers": 4, "parameter_servers": 1,
+                                     "link": {"bandwidth": "100Mbps", "latency": "1ms"}},
+    "workload": {"synthetic": {"layers": 1, "grad_bytes": 31400}, "iterations": 3},
+    "training": {"sync": {"name": "asp"}}, "output": {"timeline": false}})");
+  auto err = [&tmp](const json& d) {
+    const auto r = ddlsim::test::ddlsim(fmt::format("run {} --out {} -q", tmp.write("s.json", d.dump()), tmp.file("out")));
+    REQUIRE(r.exit_code == 0);
+    fs::remove_all(tmp.path() / "out");
+    return r.err;
+  };
+  CHECK(err(doc) ==
+        "ddlsim: note: sync model \"asp\": 4 workers of identical compute stay in lockstep at the parameter servers in the "
+        "flow model (all push, then all pull); real workers drift apart and overlap one's push with another's pull (the "
+        "simulated iteration was 37 % too slow at 4 workers on one server in the lab: docs/validation.md, \"Results: time "
+        "to accuracy\"); give training.stragglers a noise (e.g. normal, sigma 0.1) to model the drift\n");
+  doc["training"]["sync"] = {{"name", "ssp"}};
+  CHECK(err(doc).find("sync model \"ssp\": 4 workers of identical compute") != std::string::npos);
+  // Noise or a speed per worker lets them drift; one worker has no one to lock with; bsp waits for all anyway.
+  json noisy = doc;
+  noisy["training"]["stragglers"] = {{"distribution", "normal"}, {"sigma", 0.1}};
+  CHECK(err(noisy).empty());
+  json slow = doc;
+  slow["training"]["stragglers"] = {{"speed_factors", {1, 1, 1, 2}}};
+  CHECK(err(slow).empty());
+  json one = doc;
+  one["platform"]["workers"] = 1;
+  CHECK(err(one).empty());
+  json bsp = doc;
+  bsp["training"]["sync"] = json::parse(R"({"name": "bsp", "params": {"aggregation": "parameter_server"}})");
+  CHECK(err(bsp).empty());
+}
