@@ -2,8 +2,8 @@
 """Predict every measured time to accuracy with ddlsim's co-simulation and compare (docs/validation.md,
 "Results: time to accuracy").
 
-    analysis/validate_time_to_accuracy.py tta.csv [--network software] [--forward-s S --backward-s S
-        --optimizer-s S] [--ddlsim PATH] [--keep DIR] [--quiet]
+    analysis/validate_time_to_accuracy.py tta.csv [--network software] [--compute profile|measured]
+        [--forward-s S --backward-s S --optimizer-s S] [--ddlsim PATH] [--keep DIR] [--quiet]
 
 For every lab row of a CSV written by tools/measure_time_to_accuracy.py the script writes one ddlsim
 scenario with `training.convergence` (the row's data, shards, seed, learning rate, batch, target and
@@ -14,7 +14,14 @@ evaluation interval) and runs `ddlsim run` on it:
 * workload: softmax 784-10 as one synthetic layer of 31,400 gradient bytes (fp32; --dtype float64
   rows are refused: the scenario's dtypes are fp32 and fp16), forward, backward and the SGD step
   from --forward-s, --backward-s and --optimizer-s (default the bundled scenarios' own, measured at
-  batch 32: 0.46 ms, 0.26 ms, 0.056 ms), the row's iterations;
+  batch 32: 0.46 ms, 0.26 ms, 0.056 ms), the row's iterations. With --compute measured, the compute
+  each rank measured in that run instead (bsp: forward and backward; the others: with the step),
+  as a lognormal with the measured median and mean: the three scaled together to the row's
+  `compute_s_mean`, and `training.stragglers` lognormal noise of sigma sqrt(2 ln(mean / median))
+  (the noise has mean 1 and median exp(-sigma^2 / 2)); nothing fitted to the iteration or training
+  times. Ranks that share two cores compute in bursts with stalls (their mean well above their
+  median), and do not compute in lockstep, where identical simulated workers would
+  (docs/validation.md);
 * training: `bsp` rows: `bsp` with the `gloo_ring` all-reduce (gloo's own ring, which
   torch.distributed.all_reduce runs) and one bucket, no overlap (the lab all-reduces its flat
   gradient after the backward pass); `local_sgd`: `local_sgd` with the row's period, no warm-up,
@@ -24,17 +31,25 @@ evaluation interval) and runs `ddlsim run` on it:
 * network: analysis/validate_ddp.py's models (`ideal`, `tcp`, `software` = the `gloo` preset;
   default `software`), flow fidelity.
 
+Rows of the same settings (every column but the measured ones) are repeats: they are predicted once
+and compared by their medians (a run that did not reach the target counts as the slowest), the table
+giving how many runs and the range of their times to target. Asynchronous training reaches a target
+at an iteration that the arrival order decides, so one run of it is one draw.
+
 Compared per row: the time to the target (summary.json's `convergence.time_to_target_s` against the
 row's `time_to_target_s`; error = predicted / measured - 1, negative: too fast), the iterations to
 it, and the mean iteration time (`iteration_time_s` against `iteration_s_mean`). Then, per group of
 rows on the same network, ranks and shards, whether ddlsim ranks the set-ups in the measured order
-of time to target (a set-up that never reached the target ranks last).
+of time to target (a set-up that never reached the target ranks last), and, since set-ups measured
+within 10 % of each other are a tie at the goal's tolerance, how many of the pairs measured more than
+10 % apart the prediction orders the same way.
 
 Exit status: 0, or 2 with one line on bad input.
 """
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -89,8 +104,12 @@ def read_rows(path):
             if value != int(value) or value < 0:
                 raise UsageError(f"{path}: data row {n}: {key} {r[key]!r} is not a whole number >= 0")
             row[key] = int(value)
-        for key in ("learning_rate", "bandwidth_bps", "latency_s", "target_accuracy", "iteration_s_mean"):
+        for key in ("learning_rate", "bandwidth_bps", "latency_s", "target_accuracy", "iteration_s_mean",
+                    "compute_s_median"):
             row[key] = number(r[key], r, key, n, path)
+        # empty in rows measured before the tool recorded it
+        row["compute_s_mean"] = number(r["compute_s_mean"], r, "compute_s_mean", n, path, True)
+        row["compute_log_sd"] = number(r["compute_log_sd"], r, "compute_log_sd", n, path, True)
         row["period_iterations"] = int(number(r["period_iterations"], r, "period_iterations", n, path)) \
             if r["algorithm"] == "local_sgd" else None
         row["staleness_bound"] = int(number(r["staleness_bound"], r, "staleness_bound", n, path)) \
@@ -103,7 +122,53 @@ def read_rows(path):
     return rows
 
 
-def scenario_for(row, network, compute, name):
+MEASURED = ("time_to_target_s", "iterations_to_target", "final_test_accuracy", "iteration_s_mean", "compute_s_median",
+            "compute_s_mean", "compute_log_sd", "compute_rank_factors", "source")
+
+
+def middle(values):
+    """The median, a value of None (not reached) counting as the largest; None if the median is."""
+    ordered = sorted(values, key=lambda v: (v is None, v or 0))
+    n = len(ordered)
+    low, high = ordered[(n - 1) // 2], ordered[n // 2]
+    return None if low is None or high is None else (low + high) / 2
+
+
+def merge_repeats(rows):
+    """Rows of the same settings (every column but the measured ones) are repeats of one run: one row
+    with the medians, `runs` and the range of the times to target."""
+    groups = {}
+    for row in rows:
+        key = tuple((k, row[k]) for k in sorted(row) if k not in MEASURED)
+        groups.setdefault(key, []).append(row)
+    merged = []
+    for members in groups.values():
+        row = dict(members[0], runs=len(members))
+        for key in ("time_to_target_s", "iterations_to_target", "iteration_s_mean", "compute_s_median",
+                    "compute_s_mean", "compute_log_sd"):
+            row[key] = middle([m[key] for m in members])
+        reached = [m["time_to_target_s"] for m in members if m["time_to_target_s"] is not None]
+        row["time_range"] = (min(reached), max(reached), len(reached)) if len(members) > 1 and reached else None
+        merged.append(row)
+    return merged
+
+
+def measured_compute(row, profile):
+    """(forward, backward, step) seconds and the lognormal sigma: the row's own compute times as a
+    lognormal of their median and mean."""
+    median, mean = row["compute_s_median"], row["compute_s_mean"]
+    if mean is None:
+        raise UsageError(f"row {row['algorithm']} N={row['ranks']} {row['shards']} has no compute_s_mean (measured "
+                         "before the tool recorded it): use --compute profile")
+    if not median > 0 or not mean > 0:
+        raise UsageError(f"row {row['algorithm']} N={row['ranks']} {row['shards']}: compute_s_median {median!r} and "
+                         f"compute_s_mean {mean!r} must be > 0 for --compute measured")
+    covered = profile[0] + profile[1] + (0 if row["algorithm"] == "bsp" else profile[2])
+    sigma = math.sqrt(2 * math.log(mean / median)) if mean > median else 0.0
+    return tuple(mean / covered * c for c in profile), sigma
+
+
+def scenario_for(row, network, compute, name, sigma=0.0):
     servers = 0
     if row["algorithm"] == "dpsgd":
         training = {"sync": {"name": "gossip", "params": {"graph": "ring", "variant": "synchronous"}}}
@@ -118,6 +183,8 @@ def scenario_for(row, network, compute, name):
                                                      "warmup_bsp_iterations": 0}},
                     "collective": {"name": "gloo_ring"},
                     "bucketing": {"bucket_bytes": "1GB", "max_inflight": 1, "overlap": False}}
+    if sigma > 0:
+        training["stragglers"] = {"distribution": "lognormal", "sigma": sigma}
     training["convergence"] = {
         "dataset": "fashion_mnist", "model": "softmax", "learning_rate": row["learning_rate"],
         "shards": row["shards"], "target_accuracy": row["target_accuracy"],
@@ -159,6 +226,37 @@ def ranking(items, key):
     return [name for name, _ in sorted(items, key=lambda it: (key(it[1]) is None, key(it[1]) or 0, it[0]))]
 
 
+TIE = 0.10  # set-ups measured closer than this are not ranked: the goal's tolerance on a time
+
+
+def ordered_pairs(members):
+    """(pairs of set-ups whose measured times to target differ by more than TIE, of them those the
+    prediction orders the same way); not reached is slower than any time."""
+    def key(value):
+        return math.inf if value is None else value
+
+    resolved = agreed = 0
+    for i, a in enumerate(members):
+        for b in members[i + 1:]:
+            ta, tb = key(a["time_to_target_s"]), key(b["time_to_target_s"])
+            if ta == tb or (math.isfinite(ta) and math.isfinite(tb) and max(ta, tb) <= (1 + TIE) * min(ta, tb)):
+                continue
+            resolved += 1
+            pa, pb = key(a["predicted_s"]), key(b["predicted_s"])
+            agreed += (pa < pb) == (ta < tb) and pa != pb
+    return resolved, agreed
+
+
+def runs_cell(row):
+    """1, or the runs and the range of their times to target (how many reached it, if not all)."""
+    if row["runs"] == 1:
+        return "1"
+    if row["time_range"] is None:
+        return f"{row['runs']}, none reached"
+    low, high, reached = row["time_range"]
+    return f"{row['runs']}: {low:.3f}–{high:.3f} s" + ("" if reached == row["runs"] else f" ({reached} reached)")
+
+
 def fmt_s(value):
     return "not reached" if value is None else f"{value:.3f} s"
 
@@ -168,6 +266,9 @@ def parse_args(argv):
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("csv", help="rows of tools/measure_time_to_accuracy.py")
     ap.add_argument("--network", default="software", choices=NETWORKS, help="network model (default software)")
+    ap.add_argument("--compute", default="profile", choices=["profile", "measured"],
+                    help="profile: the --forward-s, --backward-s and --optimizer-s for every row (default); "
+                         "measured: each row's own compute median and mean (see above)")
     ap.add_argument("--forward-s", type=float, default=0.46e-3, help="forward with the loss per iteration (s)")
     ap.add_argument("--backward-s", type=float, default=0.26e-3, help="backward per iteration (s)")
     ap.add_argument("--optimizer-s", type=float, default=0.056e-3, help="the SGD step per iteration (s)")
@@ -183,7 +284,7 @@ def parse_args(argv):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    rows = read_rows(args.csv)
+    rows = merge_repeats(read_rows(args.csv))
     ddlsim = validate_ddp.find_ddlsim(args.ddlsim)
     network = validate_ddp.network_object(args.network, None)
     compute = (args.forward_s, args.backward_s, args.optimizer_s)
@@ -192,7 +293,8 @@ def main(argv=None):
     try:
         for index, row in enumerate(rows):
             name = f"tta_row{index}"
-            summary = run(ddlsim, scenario_for(row, network, compute, name), os.path.join(work, name))
+            own, sigma = measured_compute(row, compute) if args.compute == "measured" else (compute, 0.0)
+            summary = run(ddlsim, scenario_for(row, network, own, name, sigma), os.path.join(work, name))
             c = summary["convergence"]
             r = dict(row, predicted_s=c["time_to_target_s"], predicted_iterations=c["iterations_to_target"],
                      predicted_iteration_s=summary["iteration_time_s"])
@@ -203,12 +305,14 @@ def main(argv=None):
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"{len(rows)} measured rows from {args.csv}; network {args.network}; error = predicted / measured - 1 "
+    runs = sum(r["runs"] for r in rows)
+    print(f"{runs} measured rows ({len(rows)} set-ups) from {args.csv}; network {args.network}; compute {args.compute}; "
+          "error = predicted / measured - 1 "
           "(negative: predicted too fast)")
     print()
     print("| set-up | ranks | shards | time to target: measured | predicted | error | iterations to it: measured "
-          "| predicted | iteration time: measured | predicted | error |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| predicted | iteration time: measured | predicted | error | runs |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     errors = []
     for r in results:
         both = r["time_to_target_s"] is not None and r["predicted_s"] is not None
@@ -221,7 +325,8 @@ def main(argv=None):
               f"{'—' if error is None else f'{100 * error:+.1f} %'} | "
               f"{'—' if r['iterations_to_target'] is None else int(r['iterations_to_target'])} | "
               f"{'—' if r['predicted_iterations'] is None else r['predicted_iterations']} | "
-              f"{r['iteration_s_mean'] * 1e3:.2f} ms | {r['predicted_iteration_s'] * 1e3:.2f} ms | {100 * it_error:+.1f} % |")
+              f"{r['iteration_s_mean'] * 1e3:.2f} ms | {r['predicted_iteration_s'] * 1e3:.2f} ms | {100 * it_error:+.1f} % | "
+              f"{runs_cell(r)} |")
     print()
     if errors:
         print(f"time to target: {len(errors)} rows reached by both, median |error| "
@@ -229,14 +334,22 @@ def main(argv=None):
               f"mean {100 * statistics.fmean(errors):+.1f} %")
     groups = {}
     for r in results:
-        groups.setdefault((r["bandwidth_bps"], r["latency_s"], r["ranks"], r["shards"]), []).append(r)
-    for (bandwidth, latency, ranks, shards), members in sorted(groups.items()):
+        groups.setdefault((r["bandwidth_bps"], r["latency_s"], r["ranks"], r["shards"], r["learning_rate"],
+                           r["target_accuracy"], r["batch_size"]), []).append(r)
+    resolved_total, agreed_total = 0, 0
+    for (bandwidth, latency, ranks, shards, lr, target, batch), members in sorted(groups.items()):
         label = [(m["algorithm"], m) for m in members]
         measured = ranking(label, lambda m: m["time_to_target_s"])
         predicted = ranking(label, lambda m: m["predicted_s"])
-        print(f"ranking at {bandwidth / 1e6:g} Mbit/s {latency * 1e3:g} ms, N={ranks}, {shards}: measured "
-              f"{' < '.join(measured)}; predicted {' < '.join(predicted)}: "
-              f"{'the same' if measured == predicted else 'DIFFERENT'}")
+        resolved, agreed = ordered_pairs(members)
+        resolved_total += resolved
+        agreed_total += agreed
+        print(f"ranking at {bandwidth / 1e6:g} Mbit/s {latency * 1e3:g} ms, N={ranks}, {shards}, lr {lr:g}, "
+              f"batch {batch}, {target:.0%}: measured {' < '.join(measured)}; predicted {' < '.join(predicted)}: "
+              f"{'the same' if measured == predicted else 'DIFFERENT'}; pairs measured more than "
+              f"{100 * TIE:g} % apart: {agreed} of {resolved} in the measured order")
+    print(f"pairs of set-ups measured more than {100 * TIE:g} % apart: {agreed_total} of {resolved_total} predicted "
+          "in the measured order (closer pairs are ties within the goal's tolerance)")
     return 0
 
 

@@ -43,8 +43,13 @@ above --target (empty if none).
 
 Timing: every rank starts the timed loop at a common time (tools/lab_runs.py) and records when each
 iteration ends. `iteration_s_mean` is (last end of the last iteration - start) / iterations, and
-`compute_s_median` each rank's gradient-and-step time, median over ranks and iterations. One
-thread per rank.
+`compute_s_median` each rank's gradient-and-step time, median over ranks and iterations;
+`compute_rank_factors` each rank's own median over that median (space-separated, rank 0 first:
+ranks that share two cores are not equally fast), and `compute_log_sd` the spread of a time around
+its rank's median: half the distance between the 16th and the 84th percentile of log(time / the
+rank's median) (the sigma of a lognormal fitted by its quantiles). analysis/
+validate_time_to_accuracy.py --compute measured gives the three to ddlsim (`workload` compute,
+`training.stragglers` speed factors and lognormal noise). One thread per rank.
 
 Launch modes are those of tools/measure_collectives.py: --lab (root) or --local (loopback).
 
@@ -71,7 +76,8 @@ HEADER = ["algorithm", "ranks", "batch_size", "learning_rate", "period_iteration
           "train_samples",
           "test_samples", "seed", "dtype", "backend", "bandwidth_bps", "latency_s", "iterations",
           "evaluate_every", "target_accuracy", "time_to_target_s", "iterations_to_target", "final_test_accuracy",
-          "iteration_s_mean", "compute_s_median", "source"]
+          "iteration_s_mean", "compute_s_median", "compute_s_mean", "compute_log_sd", "compute_rank_factors",
+          "source"]
 CURVE_HEADER = ["algorithm", "ranks", "shards", "bandwidth_bps", "latency_s", "iteration", "time_s", "test_loss",
                 "test_accuracy"]
 FASHION_DIR = "/usr/share/datasets/fashion-mnist"
@@ -207,6 +213,28 @@ def evaluation_iterations(algorithm, iterations, every, period):
     return out
 
 
+def compute_summary(per_rank):
+    """Each rank's compute times (a list per rank) summarised (see the header): the median over all,
+    the spread of a time around its own rank's median, and each rank's median over the median."""
+    import math
+    pooled = [t for times in per_rank for t in times]
+    median = lab_runs.median(pooled)
+    residuals = []
+    for times in per_rank:
+        own = math.log(max(lab_runs.median(times), 1e-9))
+        residuals += [math.log(max(t, 1e-9)) - own for t in times]
+    residuals.sort()
+
+    def quantile(q):  # linear between order statistics
+        at = q * (len(residuals) - 1)
+        low = int(at)
+        high = min(low + 1, len(residuals) - 1)
+        return residuals[low] + (at - low) * (residuals[high] - residuals[low])
+
+    return {"compute_s_median": median, "compute_s_mean": sum(pooled) / len(pooled), "compute_log_sd": (quantile(0.84) - quantile(0.16)) / 2,
+            "compute_rank_factors": " ".join(f"{lab_runs.median(times) / median:.4f}" for times in per_rank)}
+
+
 # ---- the launcher ----
 
 def parse_args(argv):
@@ -295,6 +323,8 @@ def run_group(args, ranks, network, table, port):
                "iterations_to_target": reached["iteration"] + 1 if reached else "",
                "final_test_accuracy": result["curve"][-1]["test_accuracy"],
                "iteration_s_mean": result["iteration_s_mean"], "compute_s_median": result["compute_s_median"],
+               "compute_s_mean": result["compute_s_mean"],
+               "compute_log_sd": result["compute_log_sd"], "compute_rank_factors": result["compute_rank_factors"],
                "source": lab_runs.source_label(args.mode)}
         table.append([row], [])
         if args.curves:
@@ -426,7 +456,7 @@ def train_and_time(torch, store, job, rank, algorithm, index, data, dtype):
         p["time_s"] = max(g["ends"][p["iteration"]] for g in gathered) - start
     last = max(g["ends"][-1] for g in gathered)
     return {"algorithm": algorithm, "curve": curve, "iteration_s_mean": (last - start) / job["iterations"],
-            "compute_s_median": lab_runs.median([c for g in gathered for c in g["compute"]])}
+            **compute_summary([g["compute"] for g in gathered])}
 
 
 def served_and_time(torch, store, job, rank, algorithm, index, data, dtype):
@@ -554,7 +584,7 @@ def served_and_time(torch, store, job, rank, algorithm, index, data, dtype):
         p["time_s"] = max(g["ends"][p["iteration"]] for g in ranks) - start
     last = max(g["ends"][-1] for g in ranks)
     return {"algorithm": algorithm, "curve": curve, "iteration_s_mean": (last - start) / job["iterations"],
-            "compute_s_median": lab_runs.median([c for g in ranks for c in g["compute"]])}
+            **compute_summary([g["compute"] for g in ranks])}
 
 
 if __name__ == "__main__":

@@ -156,7 +156,8 @@ ROW = {"algorithm": "dpsgd", "ranks": "2", "batch_size": "32", "learning_rate": 
        "shards": "iid", "train_samples": "2000", "test_samples": "500", "seed": "1", "dtype": "float32",
        "backend": "gloo", "bandwidth_bps": "100000000", "latency_s": "0.002", "iterations": "60",
        "evaluate_every": "10", "target_accuracy": "0.6", "time_to_target_s": "0.5", "iterations_to_target": "30",
-       "final_test_accuracy": "0.7", "iteration_s_mean": "0.01", "compute_s_median": "0.0008", "source": "lab"}
+       "final_test_accuracy": "0.7", "iteration_s_mean": "0.01", "compute_s_median": "0.0008", "compute_s_mean": "0.001",
+       "compute_log_sd": "0.25", "compute_rank_factors": "1.0000 1.0000", "source": "lab"}
 
 
 def write_rows(path, rows):
@@ -197,7 +198,56 @@ class ValidatorTest(unittest.TestCase):
         error = predicted / 0.5 - 1
         self.assertIn(f"| dpsgd | 2 | iid | 0.500 s | {predicted:.3f} s | {100 * error:+.1f} % | 30 | "
                       f"{summary['convergence']['iterations_to_target']} |", result.stdout)
-        self.assertIn("ranking at 100 Mbit/s 2 ms, N=2, iid: measured dpsgd; predicted dpsgd: the same", result.stdout)
+        self.assertIn("ranking at 100 Mbit/s 2 ms, N=2, iid, lr 0.2, batch 32, 60%: measured dpsgd; predicted dpsgd: "
+                      "the same; pairs measured more than 10 % apart: 0 of 0 in the measured order", result.stdout)
+
+    def test_measured_compute_is_a_lognormal_of_the_rows_median_and_mean(self):
+        # The row's compute (gradient and step): median 0.8 ms, mean 1 ms. The profile's three times
+        # scaled to the mean, 1 ms / 0.776 ms, and lognormal noise (mean 1) of sigma
+        # sqrt(2 ln(1 / 0.8)), whose median is e^(-sigma^2 / 2) = 0.8: the simulated median is 0.8 ms.
+        import math
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rows.csv")
+            write_rows(path, [ROW])
+            keep = os.path.join(tmp, "keep")
+            result = subprocess.run(["/usr/bin/python3", SCRIPT, path, "--ddlsim", DDLSIM, "--quiet", "--compute",
+                                     "measured", "--keep", keep], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(os.path.join(keep, "tta_row0", "scenario.json"), encoding="utf-8") as f:
+                doc = json.load(f)
+        factor = 0.001 / (0.46e-3 + 0.26e-3 + 0.056e-3)
+        synthetic = doc["workload"]["synthetic"]
+        for key, profile in (("forward_s", 0.46e-3), ("backward_s", 0.26e-3), ("optimizer_s", 0.056e-3)):
+            self.assertAlmostEqual(synthetic[key], factor * profile, delta=1e-15)
+        sigma = math.sqrt(2 * math.log(1.25))
+        self.assertEqual(doc["training"]["stragglers"]["distribution"], "lognormal")
+        self.assertAlmostEqual(doc["training"]["stragglers"]["sigma"], sigma, delta=1e-15)
+        self.assertAlmostEqual((synthetic["forward_s"] + synthetic["backward_s"] + synthetic["optimizer_s"])
+                               * math.exp(-sigma ** 2 / 2), 0.0008, delta=1e-15)
+        self.assertIn("compute measured", result.stdout)
+        # bsp's measured compute is the gradient alone (the step follows the all-reduce); a mean at
+        # the median is no noise
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rows.csv")
+            write_rows(path, [dict(ROW, algorithm="bsp", compute_s_mean="0.0008")])
+            keep = os.path.join(tmp, "keep")
+            subprocess.run(["/usr/bin/python3", SCRIPT, path, "--ddlsim", DDLSIM, "--quiet", "--compute", "measured",
+                            "--keep", keep], check=True, stdout=subprocess.DEVNULL)
+            with open(os.path.join(keep, "tta_row0", "scenario.json"), encoding="utf-8") as f:
+                doc = json.load(f)
+        synthetic = doc["workload"]["synthetic"]
+        self.assertAlmostEqual(synthetic["forward_s"] + synthetic["backward_s"], 0.0008, delta=1e-15)
+        self.assertNotIn("stragglers", doc["training"])
+        # rows measured before the tool recorded the mean are predicted from the profile only
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rows.csv")
+            write_rows(path, [dict(ROW, compute_s_mean="")])
+            result = subprocess.run(["/usr/bin/python3", SCRIPT, path, "--ddlsim", DDLSIM, "--quiet", "--compute",
+                                     "measured"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stderr.strip(), "validate_time_to_accuracy.py: error: row dpsgd N=2 iid has no "
+                         "compute_s_mean (measured before the tool recorded it): use --compute profile")
 
     def test_bad_rows_are_refused_with_one_line(self):
         for change, message in (({"dtype": "float64"}, "data row 1: dtype 'float64'; only float32 rows are predicted"),
@@ -208,6 +258,55 @@ class ValidatorTest(unittest.TestCase):
             self.assertEqual(result.returncode, 2)
             self.assertEqual(len(result.stderr.strip().splitlines()), 1, result.stderr)
             self.assertIn(message, result.stderr)
+
+
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+import validate_time_to_accuracy as validator  # noqa: E402
+
+
+class RepeatsAndRankingTest(unittest.TestCase):
+    def test_repeats_are_one_row_of_medians_with_not_reached_as_the_slowest(self):
+        base = {"algorithm": "asp", "ranks": 2, "shards": "iid", "learning_rate": 0.02, "source": "lab"}
+        runs = [dict(base, time_to_target_s=t, iterations_to_target=k, final_test_accuracy=0.8, iteration_s_mean=m,
+                     compute_s_mean=0.0012,
+                     compute_s_median=0.001, compute_log_sd=sd)
+                for t, k, m, sd in ((1.0, 100, 0.010, 0.1), (None, None, 0.014, 0.3), (2.0, 150, 0.012, 0.2))]
+        other = dict(runs[0], ranks=3)
+        merged = validator.merge_repeats(runs + [other])
+        self.assertEqual(len(merged), 2)
+        row = merged[0]
+        self.assertEqual((row["runs"], row["time_to_target_s"], row["iterations_to_target"]), (3, 2.0, 150))
+        self.assertAlmostEqual(row["iteration_s_mean"], 0.012)
+        self.assertAlmostEqual(row["compute_log_sd"], 0.2)
+        self.assertEqual(validator.runs_cell(row), "3: 1.000–2.000 s (2 reached)")
+        self.assertEqual((merged[1]["runs"], validator.runs_cell(merged[1])), (1, "1"))
+        # an even count: the mean of the middle two, none if one of them never reached the target
+        self.assertEqual(validator.middle([1.0, 3.0]), 2.0)
+        self.assertIsNone(validator.middle([1.0, None]))
+
+    def test_pairs_closer_than_ten_percent_are_ties(self):
+        def setup(measured, predicted):
+            return {"time_to_target_s": measured, "predicted_s": predicted}
+        a, b, c = setup(1.0, 2.0), setup(1.05, 1.0), setup(None, 3.0)  # a-b: a tie (5 % apart)
+        self.assertEqual(validator.ordered_pairs([a, b, c]), (2, 2))
+        self.assertEqual(validator.ordered_pairs([a, b, setup(None, None)]), (2, 2))
+        self.assertEqual(validator.ordered_pairs([a, b, setup(None, 0.5)]), (2, 0))
+        self.assertEqual(validator.ordered_pairs([a, setup(1.2, 2.0)]), (1, 0))  # predicted equal: not ordered
+
+
+class ComputeSummaryTest(unittest.TestCase):
+    def test_median_mean_spread_around_each_ranks_median_and_rank_factors(self):
+        import math
+        # rank 0: 1, 2, 3 ms; rank 1: 2, 4, 6 ms. Pooled median 2.5, mean 3. Around each rank's
+        # median (2 and 4) the logs are ln 0.5, 0, ln 1.5 for both: the 16th and 84th percentiles
+        # (linear between the six order statistics) are ln 0.5 and ln 1.5, a spread of ln(3) / 2.
+        summary = tool.compute_summary([[1e-3, 2e-3, 3e-3], [2e-3, 4e-3, 6e-3]])
+        self.assertAlmostEqual(summary["compute_s_median"], 2.5e-3, delta=1e-15)
+        self.assertAlmostEqual(summary["compute_s_mean"], 3e-3, delta=1e-15)
+        self.assertAlmostEqual(summary["compute_log_sd"], math.log(3) / 2, delta=1e-12)
+        self.assertEqual(summary["compute_rank_factors"], "0.8000 1.6000")
+        self.assertEqual(tool.compute_summary([[0.002] * 7]), {"compute_s_median": 0.002, "compute_s_mean": 0.002,
+                                                               "compute_log_sd": 0.0, "compute_rank_factors": "1.0000"})
 
 
 if __name__ == "__main__":
