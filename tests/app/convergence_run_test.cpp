@@ -414,6 +414,19 @@ TEST_CASE("adaptive compression with live gains: measured on the trained gradien
     CHECK(f.convergence.at(i, "epochs") == dense.convergence.at(i, "epochs"));
   }
   CHECK(r.csv_text == run(doc).csv_text);
+  // At analytic fidelity (the ring's steps are uncontended on this star) the same gains are measured,
+  // the same ratio chosen, and the same training lands at the same times.
+  const Run analytic = run(doc, "--set network.fidelity=analytic");
+  const json& b = analytic.summary.at("adaptive_compression").at("explorations").at(0);
+  CHECK(b.at("chosen_ratio") == first.at("chosen_ratio"));
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(b.at("candidates").at(i).at("gain").get<double>() == first.at("candidates").at(i).at("gain").get<double>());
+    CHECK(b.at("candidates").at(i).at("parallel_efficiency").get<double>() ==
+          doctest::Approx(first.at("candidates").at(i).at("parallel_efficiency").get<double>()).epsilon(1e-9));
+  }
+  CHECK(analytic.csv_text == r.csv_text);
+  CHECK(analytic.summary.at("convergence").at("time_to_target_s").get<double>() ==
+        doctest::Approx(r.summary.at("convergence").at("time_to_target_s").get<double>()).epsilon(1e-9));
   // Refusals: a fitted gain model with the co-simulation, "live" without it.
   TempDir tmp;
   auto refused = [&tmp](const json& d) {
