@@ -2,7 +2,7 @@
 """Predict every measured time to accuracy with ddlsim's co-simulation and compare (docs/validation.md,
 "Results: time to accuracy").
 
-    analysis/validate_time_to_accuracy.py tta.csv [--network software] [--compute profile|measured]
+    analysis/validate_time_to_accuracy.py tta.csv [--network software] [--compute profile|measured [--draws K]]
         [--forward-s S --backward-s S --optimizer-s S] [--ddlsim PATH] [--keep DIR] [--quiet]
 
 For every lab row of a CSV written by tools/measure_time_to_accuracy.py the script writes one ddlsim
@@ -19,7 +19,9 @@ evaluation interval) and runs `ddlsim run` on it:
   as a lognormal with the measured median and mean: the three scaled together to the row's
   `compute_s_mean`, and `training.stragglers` lognormal noise of sigma sqrt(2 ln(mean / median))
   (the noise has mean 1 and median exp(-sigma^2 / 2)); nothing fitted to the iteration or training
-  times. Ranks that share two cores compute in bursts with stalls (their mean well above their
+  times; --draws K predicts each such row as the median of K draws of that noise (its
+  `training.stragglers.seed` 1 to K, the data order unchanged), as repeated lab runs are compared
+  by their medians. Ranks that share two cores compute in bursts with stalls (their mean well above their
   median), and do not compute in lockstep, where identical simulated workers would
   (docs/validation.md);
 * training: `bsp` rows: `bsp` with the `gloo_ring` all-reduce (gloo's own ring, which
@@ -131,7 +133,9 @@ def middle(values):
     ordered = sorted(values, key=lambda v: (v is None, v or 0))
     n = len(ordered)
     low, high = ordered[(n - 1) // 2], ordered[n // 2]
-    return None if low is None or high is None else (low + high) / 2
+    if low is None or high is None:
+        return None
+    return low if low == high else (low + high) / 2
 
 
 def merge_repeats(rows):
@@ -269,6 +273,9 @@ def parse_args(argv):
     ap.add_argument("--compute", default="profile", choices=["profile", "measured"],
                     help="profile: the --forward-s, --backward-s and --optimizer-s for every row (default); "
                          "measured: each row's own compute median and mean (see above)")
+    ap.add_argument("--draws", type=int, default=1,
+                    help="with --compute measured, predict each set-up as the median of this many draws of its compute "
+                         "noise (training.stragglers.seed 1, 2, ...; the data order stays the row's; default 1)")
     ap.add_argument("--forward-s", type=float, default=0.46e-3, help="forward with the loss per iteration (s)")
     ap.add_argument("--backward-s", type=float, default=0.26e-3, help="backward per iteration (s)")
     ap.add_argument("--optimizer-s", type=float, default=0.056e-3, help="the SGD step per iteration (s)")
@@ -276,6 +283,10 @@ def parse_args(argv):
     ap.add_argument("--keep", help="keep the scenarios and outputs in this folder")
     ap.add_argument("--quiet", action="store_true", help="no line per row on stderr")
     args = ap.parse_args(argv)
+    if not 1 <= args.draws <= 100:
+        raise UsageError(f"--draws: expected a whole number in [1, 100], got {args.draws}")
+    if args.draws > 1 and args.compute != "measured":
+        raise UsageError("--draws: only with --compute measured (the profile's compute draws no noise)")
     for name in ("forward_s", "backward_s", "optimizer_s"):
         if not getattr(args, name) >= 0:
             raise UsageError(f"--{name.replace('_', '-')}: expected seconds >= 0, got {getattr(args, name)}")
@@ -294,10 +305,16 @@ def main(argv=None):
         for index, row in enumerate(rows):
             name = f"tta_row{index}"
             own, sigma = measured_compute(row, compute) if args.compute == "measured" else (compute, 0.0)
-            summary = run(ddlsim, scenario_for(row, network, own, name, sigma), os.path.join(work, name))
-            c = summary["convergence"]
-            r = dict(row, predicted_s=c["time_to_target_s"], predicted_iterations=c["iterations_to_target"],
-                     predicted_iteration_s=summary["iteration_time_s"])
+            draws = []
+            for draw in range(args.draws if sigma > 0 else 1):
+                scenario = scenario_for(row, network, own, name, sigma)
+                if sigma > 0:
+                    scenario["training"]["stragglers"]["seed"] = draw + 1
+                summary = run(ddlsim, scenario, os.path.join(work, name, f"draw{draw + 1}"))
+                draws.append((summary["convergence"]["time_to_target_s"], summary["convergence"]["iterations_to_target"],
+                              summary["iteration_time_s"]))
+            r = dict(row, predicted_s=middle([d[0] for d in draws]), predicted_iterations=middle([d[1] for d in draws]),
+                     predicted_iteration_s=middle([d[2] for d in draws]))
             results.append(r)
             if not args.quiet:
                 print(f"{PROG}: row {index} {row['algorithm']} N={row['ranks']} {row['shards']}: measured "
@@ -306,7 +323,9 @@ def main(argv=None):
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
     runs = sum(r["runs"] for r in rows)
-    print(f"{runs} measured rows ({len(rows)} set-ups) from {args.csv}; network {args.network}; compute {args.compute}; "
+    draws = f", the median of {args.draws} draws of its noise" if args.draws > 1 else ""
+    print(f"{runs} measured rows ({len(rows)} set-ups) from {args.csv}; network {args.network}; compute {args.compute}"
+          f"{draws}; "
           "error = predicted / measured - 1 "
           "(negative: predicted too fast)")
     print()
@@ -324,7 +343,7 @@ def main(argv=None):
         print(f"| {label} | {r['ranks']} | {r['shards']} | {fmt_s(r['time_to_target_s'])} | {fmt_s(r['predicted_s'])} | "
               f"{'—' if error is None else f'{100 * error:+.1f} %'} | "
               f"{'—' if r['iterations_to_target'] is None else int(r['iterations_to_target'])} | "
-              f"{'—' if r['predicted_iterations'] is None else r['predicted_iterations']} | "
+              f"{'—' if r['predicted_iterations'] is None else format(r['predicted_iterations'], 'g')} | "
               f"{r['iteration_s_mean'] * 1e3:.2f} ms | {r['predicted_iteration_s'] * 1e3:.2f} ms | {100 * it_error:+.1f} % | "
               f"{runs_cell(r)} |")
     print()

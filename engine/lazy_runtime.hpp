@@ -31,7 +31,8 @@ double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerStat
 class LazyRuntime : public models::Runtime {
  public:
   LazyRuntime(RunState& ctx, int rank)
-      : ctx_(ctx), rank_(rank), slot_(ctx.slot(rank)), rng_(ctx.scenario->seed * 1'000'003ULL + static_cast<std::uint64_t>(rank)) {}
+      : ctx_(ctx), rank_(rank), slot_(ctx.slot(rank)), rng_(ctx.scenario->training.stragglers.seed.value_or(ctx.scenario->seed) * 1'000'003ULL +
+             static_cast<std::uint64_t>(rank)) {}
 
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int workers() const override { return ctx_.group.workers; }

@@ -154,6 +154,9 @@ struct StragglerSpec {
   std::vector<double> speed_factors;  // per rank compute-time multiplier (size = workers)
   NoiseDistribution distribution = NoiseDistribution::NONE;
   double sigma = 0;
+  /// The noise's own seed ("training.stragglers.seed"); absent: the scenario's seed. Another noise
+  /// seed draws other noise over the same data order, shards and routes.
+  std::optional<std::uint64_t> seed;
   /// The compute-time multiplier of `rank` for one iteration, drawn from `rng`.
   template <class Rng>
   double factor(int rank, Rng& rng) const;

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 namespace ddlsim::sim {
 namespace {
 
@@ -55,6 +57,12 @@ StragglerSpec read_stragglers(ObjectReader& r, int workers) {
   if (spec.distribution != NoiseDistribution::NONE && spec.sigma <= 0)
     throw ConfigError(r.path_of("sigma"),
                       fmt::format("sigma 0 makes distribution \"{}\" draw no noise; give sigma > 0, or \"distribution\": \"none\"", dist));
+  if (r.find("seed")) {
+    if (spec.distribution == NoiseDistribution::NONE)
+      throw ConfigError(r.path_of("seed"), "only valid with a noise \"distribution\" (normal, lognormal, exponential): "
+                                           "it seeds the noise alone");
+    spec.seed = static_cast<std::uint64_t>(r.integer("seed", 0, 0, std::numeric_limits<std::int64_t>::max()));
+  }
   return spec;
 }
 

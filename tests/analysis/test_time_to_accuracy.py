@@ -214,7 +214,7 @@ class ValidatorTest(unittest.TestCase):
                                      "measured", "--keep", keep], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     text=True)
             self.assertEqual(result.returncode, 0, result.stderr)
-            with open(os.path.join(keep, "tta_row0", "scenario.json"), encoding="utf-8") as f:
+            with open(os.path.join(keep, "tta_row0", "draw1", "scenario.json"), encoding="utf-8") as f:
                 doc = json.load(f)
         factor = 0.001 / (0.46e-3 + 0.26e-3 + 0.056e-3)
         synthetic = doc["workload"]["synthetic"]
@@ -234,7 +234,7 @@ class ValidatorTest(unittest.TestCase):
             keep = os.path.join(tmp, "keep")
             subprocess.run(["/usr/bin/python3", SCRIPT, path, "--ddlsim", DDLSIM, "--quiet", "--compute", "measured",
                             "--keep", keep], check=True, stdout=subprocess.DEVNULL)
-            with open(os.path.join(keep, "tta_row0", "scenario.json"), encoding="utf-8") as f:
+            with open(os.path.join(keep, "tta_row0", "draw1", "scenario.json"), encoding="utf-8") as f:
                 doc = json.load(f)
         synthetic = doc["workload"]["synthetic"]
         self.assertAlmostEqual(synthetic["forward_s"] + synthetic["backward_s"], 0.0008, delta=1e-15)
@@ -248,6 +248,37 @@ class ValidatorTest(unittest.TestCase):
         self.assertEqual(result.returncode, 2)
         self.assertEqual(result.stderr.strip(), "validate_time_to_accuracy.py: error: row dpsgd N=2 iid has no "
                          "compute_s_mean (measured before the tool recorded it): use --compute profile")
+
+    def test_draws_predict_the_median_of_other_noise_seeds_over_the_same_data(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rows.csv")
+            write_rows(path, [dict(ROW, algorithm="asp")])
+            keep = os.path.join(tmp, "keep")
+            result = subprocess.run(["/usr/bin/python3", SCRIPT, path, "--ddlsim", DDLSIM, "--quiet", "--compute",
+                                     "measured", "--draws", "3", "--keep", keep], stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            times, docs = [], []
+            for draw in (1, 2, 3):
+                with open(os.path.join(keep, "tta_row0", f"draw{draw}", "scenario.json"), encoding="utf-8") as f:
+                    docs.append(json.load(f))
+                with open(os.path.join(keep, "tta_row0", f"draw{draw}", "out", "summary.json"), encoding="utf-8") as f:
+                    times.append(json.load(f)["convergence"]["time_to_target_s"])
+        self.assertEqual([d["training"]["stragglers"]["seed"] for d in docs], [1, 2, 3])
+        self.assertEqual(len({d["seed"] for d in docs}), 1)  # the data order is the row's in every draw
+        self.assertNotIn(None, times)
+        self.assertGreater(len(set(times)), 1)  # other noise, other arrival times
+        median = sorted(times)[1]
+        self.assertIn(f"| asp | 2 | iid | 0.500 s | {median:.3f} s |", result.stdout)
+        self.assertIn("compute measured, the median of 3 draws of its noise", result.stdout)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rows.csv")
+            write_rows(path, [ROW])
+            result = subprocess.run(["/usr/bin/python3", SCRIPT, path, "--ddlsim", DDLSIM, "--draws", "2"],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(result.stderr.strip(), "validate_time_to_accuracy.py: error: --draws: only with --compute "
+                         "measured (the profile's compute draws no noise)")
 
     def test_bad_rows_are_refused_with_one_line(self):
         for change, message in (({"dtype": "float64"}, "data row 1: dtype 'float64'; only float32 rows are predicted"),
