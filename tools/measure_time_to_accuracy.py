@@ -223,15 +223,8 @@ def compute_summary(per_rank):
     for times in per_rank:
         own = math.log(max(lab_runs.median(times), 1e-9))
         residuals += [math.log(max(t, 1e-9)) - own for t in times]
-    residuals.sort()
-
-    def quantile(q):  # linear between order statistics
-        at = q * (len(residuals) - 1)
-        low = int(at)
-        high = min(low + 1, len(residuals) - 1)
-        return residuals[low] + (at - low) * (residuals[high] - residuals[low])
-
-    return {"compute_s_median": median, "compute_s_mean": sum(pooled) / len(pooled), "compute_log_sd": (quantile(0.84) - quantile(0.16)) / 2,
+    spread = (lab_runs.percentile(residuals, 84) - lab_runs.percentile(residuals, 16)) / 2
+    return {"compute_s_median": median, "compute_s_mean": sum(pooled) / len(pooled), "compute_log_sd": spread,
             "compute_rank_factors": " ".join(f"{lab_runs.median(times) / median:.4f}" for times in per_rank)}
 
 
