@@ -164,7 +164,13 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["software"]["applies_to"] = "every message: collectives, point to point, parameter-server pushes and pulls";
   // Parameter-server pushes and pulls are point-to-point flows at every fidelity
   // (the server's NIC is what they study); say so where the rest is analytic.
-  if (sc.training.sync_model->traits().uses_servers) j["push_pull_fidelity"] = "flow";
+  if (sc.training.sync_model->traits().uses_servers) {
+    j["push_pull_fidelity"] = "flow";
+    // What shared the links among them: the fluid links (SimGrid's sharing in O(log n) per flow
+    // event, engine/fluid_links.hpp) or SimGrid's LMM, and why not the former.
+    j["push_pull_solver"] = result.push_pull_solver;
+    if (!result.push_pull_solver_reason.empty()) j["push_pull_solver_reason"] = result.push_pull_solver_reason;
+  }
   // Point-to-point messages (gossip) are flows at every fidelity too.
   if (sc.training.graph) {
     j["point_to_point_fidelity"] = "flow";

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "engine/engine.hpp"
+#include "engine/fluid_ps.hpp"
 #include "engine/point_to_point.hpp"
 #include "engine/run_state.hpp"
 #include "engine/s4u_emitter.hpp"
@@ -52,6 +53,7 @@ struct Context : RunState {
   std::vector<SimWorker> sim_workers;                  // per worker (RunState::workers holds the rest)
   std::vector<sg4::SemaphorePtr> collective_ready;     // per server: a collective to serve (collective_server)
   std::vector<std::vector<sg4::Mailbox*>> push_boxes;  // per server, per worker
+  std::unique_ptr<FluidPs> fluid_ps;                   // pushes and pulls on the fluid links (null: mailboxes)
   sg4::Mailbox* pull_box(int server, int worker) {
     return sg4::Mailbox::by_name(fmt::format("pull:{}>{}", server, worker));
   }

@@ -37,12 +37,18 @@ class SimServerRuntime final : public models::ServerRuntime {
       received_.assign(n, 0);
       for (std::size_t w = 0; w < n; ++w) post(w);
     }
-    const auto done = static_cast<std::size_t>(sg4::Comm::wait_any(active_));
-    const auto w = worker_of_[done];
-    active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(done));
-    worker_of_.erase(worker_of_.begin() + static_cast<std::ptrdiff_t>(done));
-    std::unique_ptr<PsMessage> msg(static_cast<PsMessage*>(inbox_[w]));
-    inbox_[w] = nullptr;
+    std::unique_ptr<PsMessage> msg;
+    if (ctx_.fluid_ps) {
+      msg.reset(ctx_.fluid_ps->take_push(server_));
+    } else {
+      const auto done = static_cast<std::size_t>(sg4::Comm::wait_any(active_));
+      const auto w = worker_of_[done];
+      active_.erase(active_.begin() + static_cast<std::ptrdiff_t>(done));
+      worker_of_.erase(worker_of_.begin() + static_cast<std::ptrdiff_t>(done));
+      msg.reset(static_cast<PsMessage*>(inbox_[w]));
+      inbox_[w] = nullptr;
+    }
+    const auto w = static_cast<std::size_t>(msg->worker);
     ++received_[w];
     post(w);
     last_iteration_ = msg->iteration;
@@ -57,6 +63,14 @@ class SimServerRuntime final : public models::ServerRuntime {
     const auto* lib = library(ctx_);
     if (lib != nullptr && lib->send_overhead_s > 0) sg4::this_actor::sleep_for(lib->send_overhead_s);
     const int me = ctx_.group.workers + server_;
+    if (ctx_.fluid_ps) {
+      const double rate = credit_rate_cap(ctx_, me, worker, bytes);
+      ctx_.fluid_ps->pull(server_, worker, msg, wire_units(ctx_, me, worker, bytes),
+                          rate > 0 ? rate / lib->protocol_efficiency * BYTE_SCALE : -1);
+      ctx_.result.bytes_sent_by_servers += bytes;
+      ++ctx_.result.messages_sent_by_servers;
+      return;
+    }
     auto comm = ctx_.pull_box(server_, worker)->put_init(msg, wire_units(ctx_, me, worker, bytes));
     if (const double rate = credit_rate_cap(ctx_, me, worker, bytes); rate > 0)
       comm->set_rate(rate / lib->protocol_efficiency * BYTE_SCALE);
@@ -83,6 +97,10 @@ class SimServerRuntime final : public models::ServerRuntime {
  private:
   void post(std::size_t worker) {
     if (ctx_.scenario->training.sync_model->pushes_per_worker(ctx_.plan, static_cast<int>(worker)) <= received_[worker]) return;
+    if (ctx_.fluid_ps) {
+      ctx_.fluid_ps->post_receive(server_, static_cast<int>(worker));
+      return;
+    }
     active_.push_back(ctx_.push_boxes[static_cast<std::size_t>(server_)][worker]->get_async(&inbox_[worker]));
     worker_of_.push_back(worker);
   }

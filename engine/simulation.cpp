@@ -140,6 +140,13 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
   ctx.comm_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   ctx.end_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   if (ctx.adaptive) ctx.adaptive_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
+  if (sync.traits().uses_servers) {
+    // Pushes and pulls on the fluid links where they share as SimGrid's LMM would (engine/fluid_ps.hpp).
+    std::string why = detail::FluidPs::ineligible(ctx, engine_args);
+    if (why.empty()) ctx.fluid_ps = detail::FluidPs::create(ctx, why);
+    ctx.result.push_pull_solver = ctx.fluid_ps ? "fluid" : "simgrid";
+    ctx.result.push_pull_solver_reason = why;
+  }
   for (int s = 0; s < scenario.platform.parameter_servers; ++s) {
     auto& boxes = ctx.push_boxes.emplace_back();
     for (int w = 0; w < scenario.platform.workers; ++w) boxes.push_back(sg4::Mailbox::by_name(fmt::format("push:{}<{}", s, w)));

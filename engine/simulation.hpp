@@ -47,6 +47,10 @@ struct SimulationResult {
   /// Why links.csv is left out (empty: it is written): analytic collectives too large to route.
   std::string links_omitted;
   double makespan_s = 0;
+  /// Sync models with parameter servers: what shared the links among pushes and pulls, "fluid"
+  /// (engine/fluid_links.hpp) or "simgrid" (its LMM), and why not the fluid links (empty: it ran).
+  std::string push_pull_solver;
+  std::string push_pull_solver_reason;
   bool stopped = false;  // RunOptions::stop_requested stopped the run (totals: the iterations completed)
   /// Stopped within an iteration on SimGrid: the engine and its actors are left in place, and the
   /// process must end with std::_Exit once the outputs are written (EngineSession::run_stoppable).

@@ -186,7 +186,27 @@ void comm_stream(Context& ctx, int rank, int slot) {
       std::vector<sg4::CommPtr> comms;
       const bool pushes = req.kind == models::CommRequest::Kind::PUSH_PULL;
       if (pushes && lib != nullptr && lib->send_overhead_s > 0) sg4::this_actor::sleep_for(lib->send_overhead_s);
-      for (int s = 0; s < servers && pushes; ++s) {
+      std::vector<PsMessage*> replies(static_cast<std::size_t>(servers), nullptr);
+      if (ctx.fluid_ps) {
+        FluidPs::Waiter waiter;
+        if (pushes) {
+          waiter.outstanding = servers;
+          for (int s = 0; s < servers; ++s) {
+            auto* msg = new PsMessage{rank, req.bucket, shard, state.seen_version[{s, req.bucket}], item.iteration};
+            const int server_rank = ctx.group.workers + s;
+            const double rate = credit_rate_cap(ctx, rank, server_rank, shard);
+            ctx.fluid_ps->push(rank, s, msg, wire_units(ctx, rank, server_rank, shard),
+                               rate > 0 ? rate / lib->protocol_efficiency * BYTE_SCALE : -1, &waiter);
+            rec.bytes_sent += shard;
+            ++rec.messages_sent;
+          }
+          waiter.done->acquire();
+        }
+        waiter.outstanding = servers;
+        for (int s = 0; s < servers; ++s) ctx.fluid_ps->receive_pull(rank, s, &replies[static_cast<std::size_t>(s)], &waiter);
+        waiter.done->acquire();
+      }
+      for (int s = 0; s < servers && pushes && !ctx.fluid_ps; ++s) {
         auto* msg = new PsMessage{rank, req.bucket, shard, state.seen_version[{s, req.bucket}], item.iteration};
         const int server_rank = ctx.group.workers + s;
         comms.push_back(post_data(ctx.push_boxes[static_cast<std::size_t>(s)][static_cast<std::size_t>(rank)], msg,
@@ -195,14 +215,15 @@ void comm_stream(Context& ctx, int rank, int slot) {
         rec.bytes_sent += shard;
         ++rec.messages_sent;
       }
-      sg4::Comm::wait_all(comms);
-      if (FlowBounds::active())
-        for (const auto& c : comms) FlowBounds::forget(*c);
-      comms.clear();
-      std::vector<PsMessage*> replies(static_cast<std::size_t>(servers), nullptr);
-      for (int s = 0; s < servers; ++s)
-        comms.push_back(ctx.pull_box(s, rank)->get_async(&replies[static_cast<std::size_t>(s)]));
-      sg4::Comm::wait_all(comms);
+      if (!ctx.fluid_ps) {
+        sg4::Comm::wait_all(comms);
+        if (FlowBounds::active())
+          for (const auto& c : comms) FlowBounds::forget(*c);
+        comms.clear();
+        for (int s = 0; s < servers; ++s)
+          comms.push_back(ctx.pull_box(s, rank)->get_async(&replies[static_cast<std::size_t>(s)]));
+        sg4::Comm::wait_all(comms);
+      }
       if (lib != nullptr && lib->recv_overhead_s > 0) sg4::this_actor::sleep_for(lib->recv_overhead_s);
       for (int s = 0; s < servers; ++s) {
         std::unique_ptr<PsMessage> reply(replies[static_cast<std::size_t>(s)]);

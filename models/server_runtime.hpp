@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,11 +22,10 @@ struct Push {
 /// each worker has made, i.e. the number of its iterations this server has seen for that shard.
 class ServerClocks {
  public:
-  ServerClocks(int workers, int buckets)
-      : workers_(workers), clocks_(static_cast<std::size_t>(workers) * static_cast<std::size_t>(buckets), 0) {}
-  void pushed(int worker, int bucket) { ++clocks_[index(worker, bucket)]; }
+  ServerClocks(int workers, int buckets);
+  void pushed(int worker, int bucket);
   [[nodiscard]] std::int64_t clock(int worker, int bucket) const { return clocks_[index(worker, bucket)]; }
-  /// The slowest worker's clock on `bucket`.
+  /// The slowest worker's clock on `bucket` (O(1): kept from a count of the workers per clock).
   [[nodiscard]] std::int64_t min_clock(int bucket) const;
 
  private:
@@ -34,6 +34,7 @@ class ServerClocks {
   }
   int workers_;
   std::vector<std::int64_t> clocks_;
+  std::vector<std::map<std::int64_t, int>> at_clock_;  // per bucket: clock -> workers at it
 };
 
 class ServerRuntime {

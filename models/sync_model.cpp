@@ -50,9 +50,21 @@ WorkerWorkload SyncModel::worker_workload(const Profile& profile, std::int64_t b
   return WorkerWorkload{profile, batch, profile.iteration_compute_s(), nlohmann::json::object()};
 }
 
+ServerClocks::ServerClocks(int workers, int buckets)
+    : workers_(workers),
+      clocks_(static_cast<std::size_t>(workers) * static_cast<std::size_t>(buckets), 0),
+      at_clock_(static_cast<std::size_t>(buckets), std::map<std::int64_t, int>{{0, workers}}) {}
+
+void ServerClocks::pushed(int worker, int bucket) {
+  auto& at = at_clock_[static_cast<std::size_t>(bucket)];
+  auto& c = clocks_[index(worker, bucket)];
+  if (const auto it = at.find(c); --it->second == 0) at.erase(it);
+  ++at[++c];
+}
+
 std::int64_t ServerClocks::min_clock(int bucket) const {
-  const auto first = clocks_.begin() + static_cast<std::ptrdiff_t>(index(0, bucket));
-  return *std::min_element(first, first + workers_);
+  const auto& at = at_clock_[static_cast<std::size_t>(bucket)];
+  return at.empty() ? 0 : at.begin()->first;
 }
 
 std::int64_t expected_pushes(const ServerRuntime& srv, const TrainingPlan& plan) {

@@ -96,6 +96,7 @@ void read_network(ObjectReader& root, Scenario& s, const std::string& base_dir) 
     s.network.granularity =
         n.choice("collective_granularity", {"stepwise", "pipelined"}, "stepwise") == "stepwise" ? Granularity::STEPWISE
                                                                                                 : Granularity::PIPELINED;
+    s.network.push_pull_simgrid = n.choice("push_pull_solver", {"auto", "simgrid"}, "auto") == "simgrid";
     if (const json* traces = n.find("link_traces")) s.network.link_traces = read_link_traces(*traces, n.path_of("link_traces"), s.platform.graph);
     for (const auto& trace : s.network.link_traces)
       if (s.network.model == NetworkModel::TCP && !trace.bandwidth_Bps.empty())  // engine/flow_bounds.hpp

@@ -108,6 +108,9 @@ struct NetworkSpec {
   /// The communication library's software costs (network.software); null: ideal.
   std::shared_ptr<const models::SoftwareCost> software;
   std::vector<LinkTrace> link_traces;
+  /// network.push_pull_solver "simgrid": parameter-server traffic on SimGrid's LMM even where the
+  /// fluid links share it the same way ("auto", engine/fluid_ps.hpp).
+  bool push_pull_simgrid = false;
 };
 
 struct WorkloadSpec {

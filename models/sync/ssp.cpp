@@ -49,6 +49,7 @@ class Ssp final : public SyncModel {
     std::vector<std::vector<double>> held_since(buckets);
     std::vector<std::vector<Push>> unapplied(buckets);  // gradients received, not in a step yet
     std::vector<std::int64_t> version(buckets, 0);      // optimizer steps applied to each shard
+    std::vector<std::int64_t> scanned_at(buckets, -1);  // the min clock the held pulls were last checked at
     for (std::int64_t n = expected_pushes(srv, plan); n > 0; --n) {
       Push push = receive_gradient(srv, plan);
       const auto b = static_cast<std::size_t>(push.bucket);
@@ -56,12 +57,16 @@ class Ssp final : public SyncModel {
       unapplied[b].push_back(push);
       held[b].push_back(push);
       held_since[b].push_back(srv.now());
-      // Answer, in arrival order, every pull of this shard that the bound now allows.
+      // Answer, in arrival order, every pull of this shard that the bound now allows. The pulls
+      // held before stay held while the slowest clock has not moved: then only the new one is
+      // checked (a scan of every held pull per push grew as workers^2).
       const double released = srv.now();
-      std::size_t kept = 0;
-      for (std::size_t i = 0; i < held[b].size(); ++i) {
+      const std::int64_t slowest = clocks.min_clock(push.bucket);
+      std::size_t kept = slowest == scanned_at[b] ? held[b].size() - 1 : 0;
+      scanned_at[b] = slowest;
+      for (std::size_t i = kept; i < held[b].size(); ++i) {
         const Push& h = held[b][i];
-        if (clocks.min_clock(push.bucket) < static_cast<std::int64_t>(h.iteration) + 1 - bound_) {
+        if (slowest < static_cast<std::int64_t>(h.iteration) + 1 - bound_) {
           held[b][kept] = h;
           held_since[b][kept++] = held_since[b][i];
           continue;
