@@ -95,7 +95,11 @@ std::int64_t FluidLinks::start(const Flow& flow, double now) {
     throw std::invalid_argument("FluidLinks: a flow needs a positive penalty, factor and bound");
   if (unsettled_ && !due(now, now_)) settle();  // time moved on since the last starts
   progress_to(now);
-  const auto id = static_cast<std::int64_t>(flows_.size());
+  std::int64_t id = static_cast<std::int64_t>(flows_.size());
+  if (!free_ids_.empty()) {
+    id = free_ids_.back();
+    free_ids_.pop_back();
+  }
   FlowState f;
   f.spec = flow;
   f.running = true;
@@ -110,7 +114,8 @@ std::int64_t FluidLinks::start(const Flow& flow, double now) {
     f.remaining = flow.units;
   }
   add_to_links(f, +1);
-  flows_.push_back(std::move(f));
+  if (static_cast<std::size_t>(id) == flows_.size()) flows_.push_back(std::move(f));
+  else flows_[static_cast<std::size_t>(id)] = std::move(f);
   reprice_hub(flow.hub);
   unsettled_ = true;  // settled when time moves on: starts at one instant are one event
   return id;
@@ -183,6 +188,7 @@ std::vector<std::int64_t> FluidLinks::advance(double now) {
       add_to_links(f, -1);
       reprice_hub(f.spec.hub);
     }
+    for (const auto id : batch) free_ids_.push_back(id);
     settle();
     ended.insert(ended.end(), batch.begin(), batch.end());
   }

@@ -45,8 +45,9 @@ class FluidLinks {
     double penalty = 1;        // CM02's sharing penalty: the route's latency (1 without latency)
     double factor = 1;         // CM02's rate factor: it progresses at value x factor
   };
-  /// Starts `flow` at `now` (no earlier than the last advance, but for rounding); returns its id
-  /// (0, 1, 2, ...).
+  /// Starts `flow` at `now` (no earlier than the last advance, but for rounding); returns its id,
+  /// unique among running flows (an ended flow's id is given again: memory stays with the flows
+  /// running, not with every flow of the run).
   std::int64_t start(const Flow& flow, double now);
   /// When the next flow ends (+inf when none runs). The sharing is settled here, once for every
   /// flow started at the same instant (a burst of starts is one event).
@@ -110,6 +111,7 @@ class FluidLinks {
   std::vector<Link> links_;
   std::vector<FlowState> flows_;
   std::vector<std::int64_t> running_ids_;
+  std::vector<std::int64_t> free_ids_;  // ids of ended flows, given again (last ended first)
   std::size_t running_ = 0;
   bool explicit_ = false;
   bool unsettled_ = false;  // flows started since the sharing was last settled

@@ -2,6 +2,7 @@
 
 #include "engine/context.hpp"
 #include "engine/flow_bounds.hpp"
+#include "scenario/push_pull_solver.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,14 +18,7 @@ constexpr double INF = std::numeric_limits<double>::infinity();
 }  // namespace
 
 std::string FluidPs::ineligible(const Context& ctx, const std::vector<std::string>& engine_args) {
-  const Scenario& sc = *ctx.scenario;
-  const auto traits = sc.training.sync_model->traits();
-  if (!traits.uses_servers) return "no parameter servers";
-  if (sc.network.push_pull_simgrid) return "network.push_pull_solver is \"simgrid\"";
-  if (traits.uses_collective || traits.uses_subgroup_collectives || sc.plan->collective_servers)
-    return "the run also all-reduces";
-  if (sc.network.model == NetworkModel::TCP) return "network.model \"tcp\" (LV08 weighs flows by their links' bandwidths and adds cross traffic)";
-  if (!sc.network.link_traces.empty()) return "link traces";
+  if (auto why = push_pull_fluid_refusal(*ctx.scenario); !why.empty()) return why;
   for (const auto& arg : engine_args)
     if (arg.rfind("--cfg=network/", 0) == 0) return fmt::format("SimGrid option {}", arg);
   if (simgrid::config::get_value<std::string>("network/model") != "CM02" ||

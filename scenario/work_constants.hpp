@@ -39,7 +39,10 @@ inline constexpr double MESSAGE_S = 14e-6;             // per point-to-point mes
 /// Per bucket, push or pull, worker x worker x server: the flows into a server share its link,
 /// and every start and end re-shares the bandwidth among them.
 inline constexpr double SHARED_FLOW_S = 1.1e-7;
-inline constexpr double ASYNCHRONOUS_SHARING = 7;      // asp and ssp: pushes and pulls of different buckets overlap
+inline constexpr double ASYNCHRONOUS_SHARING = 7;
+// per push or pull on the fluid links (engine/fluid_ps.hpp), the actors' switches included: ssp on 4
+// servers, ResNet-50, 25 MB buckets, 20 iterations: 7.5 us at 256 workers, 8.0 us at 1,024 (2-core machine)
+inline constexpr double FLUID_FLOW_S = 8e-6;      // asp and ssp: pushes and pulls of different buckets overlap
 /// Per link-trace entry replayed on one link at flow fidelity: SimGrid's profile event and the
 /// re-sharing of that link's flows.
 inline constexpr double TRACE_EVENT_S = 0.4e-6;

@@ -1,5 +1,7 @@
 #include "scenario/work_estimate.hpp"
 
+#include "scenario/push_pull_solver.hpp"
+
 #include "scenario/work_constants.hpp"
 #include "models/rank_traffic.hpp"
 #include "scenario/run_plan.hpp"
@@ -174,12 +176,17 @@ void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<
     flows += n * shape.sends;
   }
   if (sync.traits().uses_servers) {
-    // A shard of every bucket to every server and back; the flows into one server share its
+    // A shard of every bucket to every server and back. On the fluid links each flow costs its
+    // own events (engine/fluid_ps.hpp); on SimGrid's LMM the flows into one server share its
     // link, and each start and end re-shares the bandwidth among all of them.
     const double ps_flows = 2 * n * c.servers * c.buckets;
-    const double sharing = 2 * c.buckets * n * n * c.servers * (sync.traits().synchronous ? 1 : ASYNCHRONOUS_SHARING);
-    per_iteration.push_back(
-        {"parameter-server flows", "/platform/parameter_servers", ps_flows * FLOW_S + sharing * SHARED_FLOW_S, 0});
+    if (push_pull_fluid_refusal(s).empty()) {
+      per_iteration.push_back({"parameter-server flows (fluid links)", "/platform/parameter_servers", ps_flows * FLUID_FLOW_S, 0});
+    } else {
+      const double sharing = 2 * c.buckets * n * n * c.servers * (sync.traits().synchronous ? 1 : ASYNCHRONOUS_SHARING);
+      per_iteration.push_back(
+          {"parameter-server flows", "/platform/parameter_servers", ps_flows * FLOW_S + sharing * SHARED_FLOW_S, 0});
+    }
     flows += ps_flows;
   }
   if (s.training.graph) {

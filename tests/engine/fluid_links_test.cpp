@@ -18,18 +18,28 @@ namespace {
 
 constexpr double INF = std::numeric_limits<double>::infinity();
 
-/// Runs every flow to its end; returns each flow's end time by id.
+/// Runs every flow to its end; returns each flow's end time by its place in `starts` (the ids
+/// FluidLinks gives are reused once a flow ends).
 std::map<std::int64_t, double> run_all(FluidLinks& net, const std::vector<std::pair<double, FluidLinks::Flow>>& starts) {
   std::map<std::int64_t, double> ends;
+  std::map<std::int64_t, std::int64_t> live;  // id -> place
+  auto ended = [&](const std::vector<std::int64_t>& ids, double t) {
+    for (const auto id : ids) {
+      ends[live.at(id)] = t;
+      live.erase(id);
+    }
+  };
   std::size_t next = 0;
   while (next < starts.size() || net.running() > 0) {
     const double t_start = next < starts.size() ? starts[next].first : INF;
     const double t_end = net.next_completion();
     if (t_end <= t_start) {
-      for (const auto id : net.advance(t_end)) ends[id] = t_end;
+      ended(net.advance(t_end), t_end);
     } else {
-      for (const auto id : net.advance(t_start)) ends[id] = t_start;
-      net.start(starts[next].second, t_start);
+      ended(net.advance(t_start), t_start);
+      const auto id = net.start(starts[next].second, t_start);
+      REQUIRE(live.count(id) == 0);  // unique among running flows
+      live[id] = static_cast<std::int64_t>(next);
       ++next;
     }
   }

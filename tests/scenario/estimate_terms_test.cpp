@@ -5,6 +5,7 @@
 #include "engine/iteration_records.hpp"
 #include "scenario/work_constants.hpp"
 
+#include <cmath>
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
@@ -53,6 +54,31 @@ TEST_CASE("selective_sync's flag all-reduce runs as flows at analytic fidelity, 
                                        "parameter_server --set platform.parameter_servers=1",
                                        SCENARIOS));
   for (const auto& t : ps["terms"]) CHECK(t["what"] != "flag all-reduce flows");
+}
+
+TEST_CASE("parameter-server flows cost their own events on the fluid links and N^2 sharing on SimGrid's LMM") {
+  namespace w = ddlsim::sim::work;
+  // ssp on S = 4 servers, 256 workers, the bundled ResNet-50's B buckets: 2 N S B flows per
+  // iteration. The estimate's "per_iteration_s" covers every per-iteration term, so the PS term's
+  // own wall time is compared, against the hand count.
+  constexpr int N = 256, S = 4, ITERATIONS = 10;
+  const std::string base = fmt::format("{}/ssp_one_slow_worker.json --set platform.workers={} --set platform.parameter_servers={} "
+                                       "--set workload.iterations={}",
+                                       SCENARIOS, N, S, ITERATIONS);
+  const json fluid = estimate(base);
+  const double flows = fluid["flows"].get<double>();
+  const double buckets = flows / (ITERATIONS * 2.0 * N * S);
+  CHECK(buckets == doctest::Approx(std::round(buckets)));
+  const json& f = term(fluid, "parameter-server flows (fluid links)");
+  CHECK(f["path"] == "/platform/parameter_servers");
+  CHECK(f["wall_s"].get<double>() == doctest::Approx(flows * w::FLUID_FLOW_S));
+  const json lmm = estimate(base + " --set network.push_pull_solver=simgrid");
+  const json& l = term(lmm, "parameter-server flows");
+  const double sharing = ITERATIONS * 2.0 * buckets * N * N * S * w::ASYNCHRONOUS_SHARING;
+  CHECK(l["wall_s"].get<double>() == doctest::Approx(flows * w::FLOW_S + sharing * w::SHARED_FLOW_S));
+  // and so do the reasons the engine leaves the fluid links: the tcp model
+  const json tcp = estimate(base + " --set network.model=tcp");
+  CHECK(term(tcp, "parameter-server flows")["wall_s"].get<double>() == doctest::Approx(l["wall_s"].get<double>()));
 }
 
 TEST_CASE("a staleness histogram keeps every value exactly up to its limit, then bins the large ones") {
