@@ -39,8 +39,8 @@ FluidPs::FluidPs(Context& ctx) : ctx_(ctx) {
   // on one route and a local link on another (ineligible() cannot see routes; the caller checks).
   for (int s = 0; s < servers; ++s)
     for (int w = 0; w < workers; ++w) {
-      route(w, workers + s, true);
-      route(workers + s, w, false);
+      routes_.push_back(make_route(w, workers + s, true));
+      routes_.push_back(make_route(workers + s, w, false));
     }
 }
 
@@ -62,10 +62,12 @@ FluidPs::Channel& FluidPs::channel(int server, int worker) {
   return channels_[static_cast<std::size_t>(server) * static_cast<std::size_t>(ctx_.group.workers) + static_cast<std::size_t>(worker)];
 }
 
-const FluidPs::Route& FluidPs::route(int src_host, int dst_host, bool push) {
-  const auto hosts = static_cast<std::int64_t>(ctx_.platform.hosts.size());
-  const std::int64_t key = src_host * hosts + dst_host;
-  if (const auto it = routes_.find(key); it != routes_.end()) return it->second;
+const FluidPs::Route& FluidPs::route(int server, int worker, bool push) const {
+  return routes_[2 * (static_cast<std::size_t>(server) * static_cast<std::size_t>(ctx_.group.workers) + static_cast<std::size_t>(worker)) +
+                 (push ? 0 : 1)];
+}
+
+FluidPs::Route FluidPs::make_route(int src_host, int dst_host, bool push) {
   std::vector<sg4::Link*> path;
   double latency = 0;
   ctx_.platform.hosts.at(static_cast<std::size_t>(src_host))->route_to(ctx_.platform.hosts.at(static_cast<std::size_t>(dst_host)), path, &latency);
@@ -88,7 +90,7 @@ const FluidPs::Route& FluidPs::route(int src_host, int dst_host, bool push) {
   r.latency_s = latency * latency_factor_;
   r.flow.bound = r.min_bandwidth;
   if (latency > 0) r.flow.bound = std::min(r.flow.bound, tcp_gamma_ / (2.0 * latency));
-  return routes_.emplace(key, std::move(r)).first->second;
+  return r;
 }
 
 void FluidPs::push(int worker, int server, PsMessage* msg, std::uint64_t units, double rate_units, Waiter* waiter) {
@@ -147,8 +149,7 @@ void FluidPs::match_pulls(int server, int worker) {
 }
 
 void FluidPs::begin(Transfer t) {
-  const int server_host = ctx_.group.workers + t.server;
-  const Route& r = t.push ? route(t.worker, server_host, true) : route(server_host, t.worker, false);
+  const Route& r = route(t.server, t.worker, t.push);
   t.flow = r.flow;
   t.system = r.system;
   t.flow.units = static_cast<double>(t.send.units);
@@ -159,8 +160,10 @@ void FluidPs::begin(Transfer t) {
   if (r.latency_s > 0) {
     pending_.emplace(std::make_pair(now + r.latency_s, t.order), std::move(t));
   } else {
-    const auto id = systems_[t.system].start(t.flow, now);
-    flowing_.emplace(id * 2 + t.system, std::move(t));
+    const auto id = static_cast<std::size_t>(systems_[t.system].start(t.flow, now));
+    auto& slots = flowing_[t.system];
+    if (slots.size() <= id) slots.resize(id + 1);
+    slots[id] = std::move(t);
   }
   wake();
 }
@@ -175,9 +178,7 @@ void FluidPs::catch_up(double now) {
       std::vector<Transfer> ended;
       for (int system = 0; system < 2; ++system)
         for (const auto id : systems_[system].advance(ends)) {
-          const auto it = flowing_.find(id * 2 + system);
-          ended.push_back(std::move(it->second));
-          flowing_.erase(it);
+          ended.push_back(std::move(flowing_[system][static_cast<std::size_t>(id)]));
         }
       std::sort(ended.begin(), ended.end(), [](const Transfer& a, const Transfer& b) { return a.order < b.order; });
       for (const auto& t : ended) deliver(t);
@@ -186,8 +187,10 @@ void FluidPs::catch_up(double now) {
       while (!pending_.empty() && pending_.begin()->first.first == starts) {
         auto node = pending_.extract(pending_.begin());
         const int system = node.mapped().system;
-        const auto id = systems_[system].start(node.mapped().flow, starts);
-        flowing_.emplace(id * 2 + system, std::move(node.mapped()));
+        const auto id = static_cast<std::size_t>(systems_[system].start(node.mapped().flow, starts));
+        auto& slots = flowing_[system];
+        if (slots.size() <= id) slots.resize(id + 1);
+        slots[id] = std::move(node.mapped());
       }
     }
   }

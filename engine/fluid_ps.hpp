@@ -108,7 +108,8 @@ class FluidPs {
   };
 
   Channel& channel(int server, int worker);
-  const Route& route(int src_host, int dst_host, bool push);
+  Route make_route(int src_host, int dst_host, bool push);
+  const Route& route(int server, int worker, bool push) const;
   void match_push(int server, int worker);
   void match_pulls(int server, int worker);
   void begin(Transfer t);                 // its latency starts now
@@ -126,10 +127,10 @@ class FluidPs {
   double latency_factor_ = 1;
   double tcp_gamma_ = 0;
   std::unordered_map<const simgrid::s4u::Link*, std::pair<int, int>> link_ids_;  // (system, id)
-  std::unordered_map<std::int64_t, Route> routes_;     // by src host x hosts + dst host
+  std::vector<Route> routes_;                          // per (server, worker): the push's, then the pull's
   std::vector<Channel> channels_;                      // server x workers + worker
   std::vector<Inbox> inboxes_;
-  std::unordered_map<std::int64_t, Transfer> flowing_;  // by flow id x 2 + system
+  std::vector<Transfer> flowing_[2];                   // per system, by flow id (ids are dense: reused)
   std::int64_t next_order_ = 0;
   std::map<std::pair<double, std::int64_t>, Transfer> pending_;  // paying their latency: (when, order)
   simgrid::s4u::SemaphorePtr wake_ = simgrid::s4u::Semaphore::create(0);

@@ -18,7 +18,8 @@ struct PairHash {
 };
 
 struct State {
-  std::unordered_map<std::pair<const sg4::Host*, const sg4::Host*>, std::vector<const sg4::Link*>, PairHash> routes;
+  // per route, its links' counts (elements of `bytes`, whose nodes never move): one lookup per flow
+  std::unordered_map<std::pair<const sg4::Host*, const sg4::Host*>, std::vector<double*>, PairHash> routes;
   std::unordered_map<const sg4::Link*, double> bytes;
 };
 
@@ -41,9 +42,9 @@ void LinkBytes::add(sg4::Host* src, sg4::Host* dst, double wire_bytes) {
     std::vector<sg4::Link*> links;
     double latency = 0;
     src->route_to(dst, links, &latency);
-    it->second.assign(links.begin(), links.end());
+    for (const auto* link : links) it->second.push_back(&s.bytes[link]);
   }
-  for (const auto* link : it->second) s.bytes[link] += wire_bytes;
+  for (double* count : it->second) *count += wire_bytes;
 }
 
 double LinkBytes::of(const sg4::Link* link) {
