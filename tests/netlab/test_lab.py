@@ -15,7 +15,9 @@ algorithm A fits on the 100 Mbit/s rows and predicts the 200 Mbit/s ones. Over a
 calibrated prediction's median |error| must be at most MEDIAN_BOUND and its largest at most
 MAX_BOUND, and its median below alpha-beta's. The bounds are wider than the project's goal
 (docs/validation.md: median 3 %, max 15 % on a quiet machine with 5 repetitions) because this test
-repeats each point 3 times and may share the machine with other work.
+may share the machine with other work. Each point is the median of REPEAT rounds: with 3, one CI run
+on a busy 2-core machine measured a 64 KiB tree at 16, 28 and 41 ms and its median missed the
+prediction by 44 %; a median of 5 outvotes two such rounds.
 
 Exit 77 (CTest's skip) with the reason when the lab cannot run here: not root, no network
 namespaces, no iptables or NFQUEUE, or the delay line does not build (tools/netlab/setup.sh --check).
@@ -39,6 +41,7 @@ HELD_OUT = "200Mbps"
 ALGORITHMS = ["library", "ring", "tree", "ps"]
 SLACK_FACTOR, SLACK_S = 4.0, 0.05  # upper bound: 4 x the closed form + 50 ms
 MEDIAN_BOUND, MAX_BOUND = 0.06, 0.30
+REPEAT = 5
 
 
 def closed_form(ddlsim, algorithm, workers, servers, nbytes, rate, latency):
@@ -97,7 +100,7 @@ def main():
         out = os.path.join(folder, "lab.csv")
         argv = [lab_runs.PYTHON, os.path.join(ROOT, "tools", "measure_collectives.py"), "--lab", "--ddlsim", ddlsim,
                 "--rate", ",".join(RATES), "--delay", ",".join(DELAYS), "--ranks", "2,3", "--bytes", "64KiB,1MiB",
-                "--algorithms", ",".join(ALGORITHMS), "--repeat", "3", "--warmup", "1", "--out", out]
+                "--algorithms", ",".join(ALGORITHMS), "--repeat", str(REPEAT), "--warmup", "1", "--out", out]
         result = subprocess.run(argv, timeout=900)
         if result.returncode != 0:
             print(f"FAIL: measure_collectives.py exited {result.returncode}")
@@ -117,7 +120,7 @@ def main():
             if rate is None or delay is None:
                 failures.append(f"{label}: the row says {row['bandwidth_bps']} bit/s, {row['latency_s']} s")
                 continue
-            if not row["source"].startswith("lab:") or row["repeats"] != "3":
+            if not row["source"].startswith("lab:") or row["repeats"] != str(REPEAT):
                 failures.append(f"{label}: source {row['source']}, repeats {row['repeats']}")
             serialise = closed_form(ddlsim, row["algorithm"], workers, servers, nbytes, rate, "0")
             estimate = closed_form(ddlsim, row["algorithm"], workers, servers, nbytes, rate, delay)
