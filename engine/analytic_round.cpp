@@ -30,6 +30,8 @@ double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerStat
                          ? concurrent_spans(ctx, state.analytic_pending, round.arrival)
                          : std::vector<AnalyticSpan>{};
   double end = 0, last = 0;
+  IterationRecord* rec = nullptr;  // of the iteration the previous item belongs to
+  int rec_iteration = -1;
   for (std::size_t i = 0; i < state.analytic_pending.size(); ++i) {
     const auto& item = state.analytic_pending[i];
     const auto b = static_cast<std::size_t>(item.request.bucket);
@@ -57,22 +59,30 @@ double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerStat
     }
     if (!known) memo = AnalyticRound::Resolved{start, item.request.bytes, end, chosen};
     last = std::max(last, end);
-    auto& it = ctx.record(slot, item.iteration);
-    it.arrivals.at(b) = own;
-    it.comm_busy_s += spans.empty() ? end - own : spans[i].busy_s;
+    if (rec == nullptr || rec_iteration != item.iteration) {
+      rec = &ctx.record(slot, item.iteration);
+      rec_iteration = item.iteration;
+    }
+    rec->arrivals.at(b) = own;
+    rec->comm_busy_s += spans.empty() ? end - own : spans[i].busy_s;
     if (ctx.classes) {  // counted for every worker of the class once the run is over
       ctx.classes->note_collective(slot, item.request.bucket, item.request.root, algo, item.request.bytes);
     } else {
       // What this rank sends depends on its place in the (rotated) schedule.
       const int me = (rank - item.request.root + ctx.group.workers) % ctx.group.workers;
-      auto cached = state.analytic_traffic.find({item.request.bucket, me});
-      if (cached == state.analytic_traffic.end())
-        cached = state.analytic_traffic
-                     .emplace(std::make_pair(item.request.bucket, me),
-                              schedule_traffic(algo.rank_phases(me, ctx.group, item.request.bytes)))
+      if (state.analytic_traffic.size() <= b) state.analytic_traffic.resize(b + 1);
+      auto& cached = state.analytic_traffic[b];
+      if (cached.me != me || cached.algorithm != &algo || cached.bytes != item.request.bytes) {
+        const auto key = std::make_tuple(item.request.bucket, me, &algo, item.request.bytes);
+        auto seen = state.analytic_traffic_seen.find(key);
+        if (seen == state.analytic_traffic_seen.end())
+          seen = state.analytic_traffic_seen
+                     .emplace(key, schedule_traffic(algo.rank_phases(me, ctx.group, item.request.bytes)))
                      .first;
-      auto& rec = ctx.result.workers[static_cast<std::size_t>(rank)];
-      add_traffic(cached->second, rec.bytes_sent, rec.messages_sent);
+        cached = WorkerState::AnalyticTraffic{me, &algo, item.request.bytes, seen->second};
+      }
+      auto& sent = ctx.result.workers[static_cast<std::size_t>(rank)];
+      add_traffic(cached.traffic, sent.bytes_sent, sent.messages_sent);
     }
     if (rank == 0 && ctx.analytic_links) ctx.analytic_links->add(algo, ctx.group, item.request.bytes, item.request.root);
     if (rank == 0)

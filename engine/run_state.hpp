@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <tuple>
 #include <deque>
 #include <fmt/format.h>
 #include <map>
@@ -43,7 +44,16 @@ struct WorkerState {
   int outstanding = 0;                                     // submitted and not finished
   bool waiting = false;
   std::vector<QueuedComm> analytic_pending;  // analytic fidelity: all-reduces resolved at wait_comm
-  std::map<std::pair<int, int>, TrafficCounters> analytic_traffic;  // per (bucket, rank in the rotated schedule)
+  /// Analytic fidelity: what this rank sends per all-reduce, by bucket (the last one it ran), and
+  /// every one it ran (a rotated root or another collective or size in a later iteration).
+  struct AnalyticTraffic {
+    int me = -1;  // rank in the rotated schedule
+    const models::Collective* algorithm = nullptr;
+    double bytes = -1;
+    TrafficCounters traffic;
+  };
+  std::vector<AnalyticTraffic> analytic_traffic;
+  std::map<std::tuple<int, int, const models::Collective*, double>, TrafficCounters> analytic_traffic_seen;
   std::map<std::pair<int, int>, std::int64_t> seen_version;  // (server, bucket) -> version last pulled
   int running = 0;        // requests the stream's actors are executing now (max_inflight > 1: several)
   double busy_since = 0;  // when `running` last rose from 0: busy time is the union of the requests' spans

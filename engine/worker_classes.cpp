@@ -28,7 +28,8 @@ int WorkerClasses::slot(int rank) const {
 
 void WorkerClasses::note_collective(int slot, int bucket, int root, const models::Collective& algorithm, double bytes) {
   auto& mine = calls_.at(static_cast<std::size_t>(slot));
-  const auto [at, fresh] = mine.index.emplace(std::make_pair(bucket, root), static_cast<int>(mine.distinct.size()));
+  const auto [at, fresh] =
+      mine.index.emplace(std::make_tuple(bucket, root, &algorithm, bytes), static_cast<int>(mine.distinct.size()));
   if (fresh) mine.distinct.push_back(Call{bucket, root, &algorithm, bytes});
   mine.sequence.push_back(at->second);
 }
@@ -54,34 +55,20 @@ void WorkerClasses::add_traffic(const models::CollectiveGroup& group, std::vecto
     }
     return places.sends[i];
   };
-  // A worker counts each call with what it computed at the first call of the same bucket and
-  // place in the schedule (engine/analytic_round.cpp): per distinct call, that first one's traffic.
-  // Workers whose counts agree call for call have the same totals: summed once per such
-  // signature, for the first MAX_SIGNATURES signatures of a slot (AR-Topk's rotating roots give
-  // every worker its own); past them, summed for each worker, as it would have summed them.
+  // A worker counts each call with what its place in that call's schedule sends. Workers whose
+  // counts agree call for call have the same totals: summed once per such signature, for the
+  // first MAX_SIGNATURES signatures of a slot (AR-Topk's rotating roots give every worker its
+  // own); past them, summed for each worker, as it would have summed them.
   constexpr std::size_t MAX_SIGNATURES = 64;
   using Signature = std::vector<std::pair<double, std::int64_t>>;
   std::vector<std::map<Signature, std::pair<double, std::int64_t>>> totals(calls_.size());
   Signature signature;
-  std::vector<int> places;                           // per distinct call: this worker's place
-  std::map<std::pair<int, int>, std::size_t> first;  // (bucket, place) -> the distinct call that set it
   for (int r = 0; r < n; ++r) {
     const auto s = static_cast<std::size_t>(slot_of_[static_cast<std::size_t>(r)]);
     const auto& mine = calls_[s];
-    const bool few = mine.distinct.size() <= 16;  // a scan; a map past that
     signature.clear();
-    places.clear();
-    first.clear();
-    for (std::size_t k = 0; k < mine.distinct.size(); ++k) {
-      const auto& call = mine.distinct[k];
-      const int me = (r - call.root + n) % n;
-      places.push_back(me);
-      std::size_t from = 0;
-      if (few)
-        while (mine.distinct[from].bucket != call.bucket || places[from] != me) ++from;
-      else
-        from = first.emplace(std::make_pair(call.bucket, me), k).first->second;
-      const auto& t = traffic(mine.distinct[from], me);
+    for (const auto& call : mine.distinct) {
+      const auto& t = traffic(call, (r - call.root + n) % n);
       signature.emplace_back(t.bytes_sent, t.messages_sent);
     }
     auto found = totals[s].find(signature);

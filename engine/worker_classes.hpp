@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -56,7 +57,7 @@ class WorkerClasses {
   void add_traffic(const models::CollectiveGroup& group, std::vector<WorkerRecord>& workers) const;
 
  private:
-  struct Call {  // a distinct (bucket, root) a slot ran, as it first ran it
+  struct Call {  // a distinct (bucket, root, algorithm, bytes) a slot ran
     int bucket = 0;
     int root = 0;
     const models::Collective* algorithm = nullptr;
@@ -64,7 +65,7 @@ class WorkerClasses {
   };
   struct SlotCalls {
     std::vector<Call> distinct;                // in the order first run
-    std::map<std::pair<int, int>, int> index;  // (bucket, root) -> its place in `distinct`
+    std::map<std::tuple<int, int, const models::Collective*, double>, int> index;  // -> its place in `distinct`
     std::vector<int> sequence;                 // every call, as an index into `distinct`
   };
 
