@@ -48,7 +48,8 @@ IterationCompression compression_row(RunState& ctx, int it) {
 void complete_first(RunState& ctx) {
   auto& open = ctx.records;
   const int it = open.first;
-  std::vector<IterationRecord> rows;
+  auto& rows = open.completed;
+  rows.clear();
   rows.reserve(open.by_worker.size());
   for (auto& worker : open.by_worker) {
     rows.push_back(std::move(worker.front()));
@@ -75,6 +76,11 @@ void complete_first(RunState& ctx) {
       for (std::size_t w = 0; w < rows.size(); ++w) ctx.result.workers[w].iterations.push_back(std::move(rows[w]));
   }
   if (ctx.options->sink == nullptr) ctx.result.iteration_compression.push_back(row);
+  else
+    for (auto& r : rows)
+      for (auto* buffer : {&r.arrivals, &r.held})
+        if (buffer->capacity() > 0) open.spare.push_back(std::move(*buffer));
+  rows.clear();
   if (ctx.options->progress) ctx.options->progress(it + 1, ctx.plan.iterations, ctx.now_s());
 }
 
@@ -92,7 +98,12 @@ IterationRecord& RunState::begin_record(int rank, int iteration) {
     throw std::logic_error(fmt::format("worker {} began iteration {} after iteration {}", rank, iteration,
                                        records.first + static_cast<int>(mine.size()) - 1));
   if (records.ended.size() < mine.size() + 1) records.ended.push_back(0);
-  return mine.emplace_back();
+  auto& rec = mine.emplace_back();
+  if (!records.spare.empty()) {  // a completed record's buffer (its contents are the caller's to set)
+    rec.arrivals = std::move(records.spare.back());
+    records.spare.pop_back();
+  }
+  return rec;
 }
 
 IterationRecord& RunState::record(int rank, int iteration) {

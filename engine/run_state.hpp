@@ -88,6 +88,10 @@ struct OpenRecords {
   std::vector<std::deque<IterationRecord>> by_worker;  // [rank][iteration - first]
   std::deque<int> ended;                               // per open iteration: workers that have ended it
   std::map<int, std::string> collectives;              // per open iteration: what its gradients ran (worker 0's calls)
+  // Kept between iterations, so that completing one allocates nothing: the rows being completed,
+  // and the per-bucket vectors of rows a sink has written, for the records begun next.
+  std::vector<IterationRecord> completed;
+  std::vector<std::vector<double>> spare;
 };
 
 /// The engine-neutral state of one simulation run: what both engines share (the fiber lane runs on
