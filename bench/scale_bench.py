@@ -12,10 +12,11 @@ refused (exit 2, with ddlsim's message), failed (another exit status) or "> T s"
 --timeout).
 
 Goals (issue "Scale", on the 2-core development machine): analytic 16,384 workers <= 1 s and
-<= 500 MB, 100,000 workers <= 10 s; flow pipelined 16,384 workers <= 60 s.
+<= 500 MB, 100,000 workers <= 10 s; flow pipelined 16,384 workers <= 60 s; (issue "Flow fidelity at
+scale") analytic with noise, 100,000 workers <= 30 s.
 
 usage: bench/scale_bench.py [--ddlsim build/ddlsim] [--analytic 1024,4096,16384,100000]
-                            [--noisy 1024,4096,16384] [--flow 1024,4096,16384] [--iterations 100]
+                            [--noisy 1024,4096,16384,100000] [--flow 1024,4096,16384] [--iterations 100]
                             [--timeout 600]
 """
 import argparse
@@ -77,7 +78,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ddlsim", default=os.path.join(ROOT, "build", "ddlsim"))
     ap.add_argument("--analytic", default="1024,4096,16384,100000", help="worker counts at analytic fidelity")
-    ap.add_argument("--noisy", default="1024,4096,16384",
+    ap.add_argument("--noisy", default="1024,4096,16384,100000",
                     help="worker counts at analytic fidelity with compute-time noise (every worker simulated)")
     ap.add_argument("--flow", default="1024,4096,16384", help="worker counts at flow fidelity (pipelined)")
     ap.add_argument("--iterations", type=int, default=100)

@@ -106,7 +106,14 @@ class FiberEngine {
         break;
       }
       const auto i = static_cast<std::size_t>(next.worker);
-      if (!ready_.empty()) prefetch_stack(static_cast<std::size_t>(ready_.front().worker));
+      if (!ready_.empty()) {  // the next worker's stack; the one after's handles
+        prefetch_stack(static_cast<std::size_t>(ready_.front().worker));
+        if (ready_.size() > 1) {
+          const auto after = static_cast<std::size_t>(ready_[1].worker);
+          __builtin_prefetch(&sp_[after], 0, 3);
+          __builtin_prefetch(&fibers_[after], 0, 3);
+        }
+      }
       fibers_[i] = std::move(fibers_[i]).resume();
     }
     fibers_.clear();  // unwinds the fibers still suspended (stopped or failed runs)
