@@ -86,7 +86,8 @@ WorkEstimate estimate_compare(const CompareWork& w) {
     // a time: the most of any).
     const double memory = ranks * (shape.steps * SCHEDULE_STEP_MEMORY + shape.widest * FLOW_MEMORY);
     schedule_memory = std::max(schedule_memory, memory);
-    const double wall_s = shape.sends * FLOW_S + shape.shared * STEP_SHARED_FLOW_S;
+    // Per flow as for `run` (scenario/work_estimate.cpp): dearer the more ranks' calls are held at once.
+    const double wall_s = shape.sends * FLOW_S * (1 + ranks / FLOW_IN_FLIGHT_SCALE) + shape.shared * STEP_SHARED_FLOW_S;
     e.terms.push_back({fmt::format("flows of \"{}\"", row.algorithm), path, wall_s, memory});
     e.flows += shape.sends;
     e.wall_s += wall_s;

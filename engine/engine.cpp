@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <fstream>
+#include <malloc.h>
 #include <string>
 #include <utility>
 #include <xbt/config.hpp>
@@ -92,6 +93,20 @@ std::string EngineSession::reserve_actors(int workers, int per_worker, int fixed
                        "stack guard pages turned off for this run",
                        actors, actors * per_actor, limit);
   }
+#ifndef DDLSIM_ADDRESS_SANITIZER
+  // Too many even for one mapping each: SimGrid allocates a guard-less stack with calloc, so with
+  // malloc's mmap turned off every stack is carved from the heap (one mapping for all). Fresh heap
+  // memory is not cleared by calloc, so a stack costs only the pages it touches; without the top
+  // pad, no page is cleared ahead of the next stack. Large allocations stay on the heap until the
+  // process ends.
+  engine_->set_config("contexts/guard-size:0");
+  ::mallopt(M_MMAP_MAX, 0);
+  ::mallopt(M_TOP_PAD, 0);
+  return fmt::format("{} SimGrid actors would need {} memory mappings, more than the {} a process may hold here "
+                     "(vm.max_map_count): their stacks are carved from the heap, without guard pages, for this run",
+                     actors, actors, limit);
+#else
+  // Under AddressSanitizer actors run on threads, whose stacks are mappings whatever malloc does.
   const long fit = std::max(0L, (available - fixed) / per_worker);
   throw ConfigError("/platform/workers",
                     fmt::format("{} workers need {} SimGrid actors, one stack mapping each, but a process may hold "
@@ -99,6 +114,7 @@ std::string EngineSession::reserve_actors(int workers, int per_worker, int fixed
                                 "fidelity runs any count without them when workers only compute and all-reduce); "
                                 "raise the limit as root with `sysctl -w vm.max_map_count={}`",
                                 workers, actors, limit, fit, (actors + 2000 + limit / 50) * 2));
+#endif
 }
 
 namespace {

@@ -32,8 +32,9 @@ class EngineSession {
   /// guard page (SimGrid's default), and a process may hold vm.max_map_count
   /// mappings: past that SimGrid aborts. If the actors fit only without guard
   /// pages, guard pages are turned off and the returned note says so; if they do not fit at
-  /// all, throws ConfigError at /platform/workers naming the limit and the
-  /// largest worker count that fits.
+  /// all, their stacks are carved from the heap (malloc's mmap turned off for the process) and
+  /// the note says so. Under AddressSanitizer (actors on threads) that last case throws
+  /// ConfigError at /platform/workers naming the limit and the largest worker count that fits.
   [[nodiscard]] std::string reserve_actors(int workers, int per_worker, int fixed);
   [[nodiscard]] bool deadlocked() const { return *deadlock_; }
   /// engine().run(), stopped where it is once a signal's grace has passed (engine/run_control.hpp):

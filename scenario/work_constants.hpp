@@ -29,6 +29,10 @@ inline constexpr double WORKER_ITERATION_S = 5e-6;     // per worker and iterati
 inline constexpr double COMPUTE_CALL_S = 20e-9;        // per compute call of the trace replay (slept lazily)
 inline constexpr double ANALYTIC_COLLECTIVE_S = 0.1e-6;  // per worker and bucket at analytic fidelity
 inline constexpr double FLOW_S = 7e-6;                 // per SimGrid communication of a collective or a push/pull
+/// A collective's flows cost FLOW_S x (1 + ranks' calls in flight / this): ResNet-50's ring all-reduce,
+/// pipelined, 100 iterations, measured 17, 45, 39 and 108 us per flow at 1,024, 4,096, 16,384 and
+/// 100,000 workers (docs/performance.md, "Scale"); this scale gives 9, 14, 35 and 178 us.
+inline constexpr double FLOW_IN_FLIGHT_SCALE = 4096;
 /// Per flow of a collective step and per flow of the same rank's step beside it (they share its
 /// NIC: each start and end re-shares the bandwidth), and per flow in flight (its SimGrid comm on
 /// both ends and the sharing's variables). Measured with the direct all-reduce (N - 1 flows per

@@ -156,9 +156,14 @@ void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<
         widest = std::max(widest, found->second.widest);
       }
       const double call_flows = n * sends;
+      // A flow costs more the more ranks' calls SimGrid holds at once (their actors, activities and
+      // the sharing's variables leave the caches): each FLOW_IN_FLIGHT_SCALE of them add one FLOW_S.
+      // (The flows of one rank's wide steps are priced by STEP_SHARED_FLOW_S, measured on them.)
+      const double in_flight = n * c.inflight;
+      const double per_flow_s = FLOW_S * (1 + in_flight / FLOW_IN_FLIGHT_SCALE);
       // While a call runs, every rank holds its schedule and its widest step's flows.
       per_iteration.push_back(
-          {"collective flows", collective_path(s), call_flows * FLOW_S + n * shared * STEP_SHARED_FLOW_S,
+          {"collective flows", collective_path(s), call_flows * per_flow_s + n * shared * STEP_SHARED_FLOW_S,
            n * c.inflight * (held * static_cast<double>(sizeof(models::RankStep)) + widest * FLOW_MEMORY)});
       flows += call_flows;
     }
