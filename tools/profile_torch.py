@@ -2,7 +2,9 @@
 """Measure a training profile (docs/profiles.md) of a torchvision model on this machine.
 
 Runs forward + backward + optimizer step on a synthetic batch and times every module that owns
-parameters with hooks (time.perf_counter, with torch.cuda.synchronize() on CUDA):
+parameters with hooks (time.perf_counter on CPU; on CUDA a CUDA event recorded on the stream in
+every hook, without synchronising, read against an event at the phase's start once the phase has
+synchronised, so that the host keeps launching ahead of the device as it does without hooks):
 
 * forward: a forward hook records when each parameter-owning module finishes; a module's
   forward_s is the time since the previous such event (or since the forward pass started), so
@@ -28,9 +30,9 @@ is one layer (so a conv and its batch norm are two layers; tools/make_profiles.p
 named by its module path; parameters and grad_bytes are exact (grad_bytes = gradient element
 size x numel, so 4 B per parameter under autocast, whose parameters stay fp32).
 
-Synchronising in every hook serialises the device and adds overhead, and small per-layer times
-are dominated by launch/hook overhead; treat per-layer numbers on GPU as approximate and check
-the totals against an un-hooked run (printed at the end).
+The phases (input copy, forward, backward, optimizer step) are synchronised at their ends. Small
+per-layer times are dominated by launch/hook overhead; treat per-layer numbers on GPU as approximate
+and check the totals against an un-hooked run (printed at the end).
 
 Example:
   python3 tools/profile_torch.py --model resnet18 --batch-size 2 --iterations 2 --warmup 1 \\
@@ -41,8 +43,14 @@ profile is written: the first batch's times at the top level, every other batch'
 optimizer_s and per-layer forward_s/backward_s under "batch_profiles" (docs/profiles.md). The
 layers, their order, parameters and grad_bytes must be the same at every batch (they are checked).
 
-Besides torchvision model names, --model mnist_cnn profiles the pytorch/examples MNIST CNN and
---model eventgrad_cnn the EventGraD paper's CNN-2 (soumyadipghosh/eventgrad, 27,480 parameters).
+Besides torchvision model names, --model mnist_cnn profiles the pytorch/examples MNIST CNN,
+--model eventgrad_cnn the EventGraD paper's CNN-2 (soumyadipghosh/eventgrad, 27,480 parameters) and
+--model gpt2 GPT-2 small as a causal language model (124,439,808 parameters: HuggingFace
+GPT2LMHeadModel's modules, names and tied head written in plain torch, so no transformers package is
+needed; --seq-len tokens per sample, default 1024, next-token cross-entropy on random tokens).
+--kineto-trace PATH also records one un-hooked training iteration (after one warm-up) with
+torch.profiler (CPU and, on --device cuda, CUDA activity; Python stacks with module names) and writes
+its Chrome/Kineto trace to PATH (gzipped when PATH ends in .gz).
 Requires torch and torchvision (e.g. Debian's python3-torch and python3-torchvision); without them it
 prints one error line naming the package and exits 2.
 """
@@ -107,8 +115,93 @@ def dumps(profile):
     return out + "\n}\n"
 
 
+GPT2_VOCAB, GPT2_CONTEXT, GPT2_WIDTH, GPT2_LAYERS, GPT2_HEADS = 50257, 1024, 768, 12, 12
+
+
+def build_gpt2(torch):
+    """GPT-2 small (Radford et al. 2019) with HuggingFace GPT2LMHeadModel's module paths and defaults:
+    pre-LayerNorm blocks, tanh-approximated GELU, dropout 0.1 (embeddings, attention, residuals), the
+    language-model head tied to transformer.wte (its gradient lands in wte). nn.Linear stands for HF's
+    Conv1D (same parameters, transposed storage)."""
+    nn, F = torch.nn, torch.nn.functional
+    sdpa = getattr(F, "scaled_dot_product_attention", None)
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_attn = nn.Linear(GPT2_WIDTH, 3 * GPT2_WIDTH)
+            self.c_proj = nn.Linear(GPT2_WIDTH, GPT2_WIDTH)
+            self.resid_dropout = nn.Dropout(0.1)
+
+        def forward(self, x):
+            b, t, c = x.shape
+            q, k, v = self.c_attn(x).split(c, dim=2)
+            q, k, v = (z.view(b, t, GPT2_HEADS, c // GPT2_HEADS).transpose(1, 2) for z in (q, k, v))
+            if sdpa is not None:
+                y = sdpa(q, k, v, dropout_p=0.1 if self.training else 0.0, is_causal=True)
+            else:  # torch < 2.0
+                att = (q @ k.transpose(-2, -1)) / (k.size(-1) ** 0.5)
+                mask = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
+                att = F.dropout(att.masked_fill(mask, float("-inf")).softmax(dim=-1), 0.1, self.training)
+                y = att @ v
+            return self.resid_dropout(self.c_proj(y.transpose(1, 2).reshape(b, t, c)))
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c_fc = nn.Linear(GPT2_WIDTH, 4 * GPT2_WIDTH)
+            self.c_proj = nn.Linear(4 * GPT2_WIDTH, GPT2_WIDTH)
+            self.dropout = nn.Dropout(0.1)
+
+        def forward(self, x):
+            return self.dropout(self.c_proj(F.gelu(self.c_fc(x), approximate="tanh")))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(GPT2_WIDTH, eps=1e-5)
+            self.attn = Attention()
+            self.ln_2 = nn.LayerNorm(GPT2_WIDTH, eps=1e-5)
+            self.mlp = MLP()
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    class Transformer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(GPT2_VOCAB, GPT2_WIDTH)
+            self.wpe = nn.Embedding(GPT2_CONTEXT, GPT2_WIDTH)
+            self.drop = nn.Dropout(0.1)
+            self.h = nn.ModuleList(Block() for _ in range(GPT2_LAYERS))
+            self.ln_f = nn.LayerNorm(GPT2_WIDTH, eps=1e-5)
+
+    class GPT2LMHead(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.transformer = Transformer()
+            for m in self.modules():  # HF's _init_weights: N(0, 0.02), zero biases
+                if isinstance(m, (nn.Linear, nn.Embedding)):
+                    nn.init.normal_(m.weight, std=0.02)
+                if isinstance(m, nn.Linear):
+                    nn.init.zeros_(m.bias)
+
+        def forward(self, idx):
+            tr = self.transformer
+            pos = torch.arange(idx.size(1), device=idx.device)
+            x = tr.drop(tr.wte(idx) + tr.wpe(pos))
+            for block in tr.h:
+                x = block(x)
+            return F.linear(tr.ln_f(x), tr.wte.weight)  # lm_head, tied to wte
+
+    return GPT2LMHead()
+
+
 def build_model(torch, name, num_classes):
     nn = torch.nn
+    if name == "gpt2":
+        return build_gpt2(torch), None, GPT2_VOCAB
     if name == "mnist_cnn":
         class Net(nn.Module):  # pytorch/examples mnist/main.py
             def __init__(self):
@@ -193,7 +286,8 @@ def parse_batch_sizes(text):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", default="resnet50", help="torchvision model name, mnist_cnn or eventgrad_cnn (default resnet50)")
+    ap.add_argument("--model", default="resnet50",
+                    help="torchvision model name, mnist_cnn, eventgrad_cnn or gpt2 (default resnet50)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--batch-sizes", default=None,
                     help="comma-separated increasing batches, e.g. 8,16,32: measure each and write one "
@@ -204,6 +298,8 @@ def main(argv=None):
     ap.add_argument("--dtype", choices=["fp32", "fp16", "bf16"], default="fp32",
                     help="compute precision; fp16/bf16 use torch.autocast (parameters stay fp32)")
     ap.add_argument("--input-size", type=int, default=None, help="image height = width (default: the model's)")
+    ap.add_argument("--seq-len", type=int, default=GPT2_CONTEXT,
+                    help=f"gpt2: tokens per sample, 1 to {GPT2_CONTEXT} (default {GPT2_CONTEXT})")
     ap.add_argument("--num-classes", type=int, default=1000)
     ap.add_argument("--optimizer", choices=["sgd", "adam"], default="sgd",
                     help="optimizer whose step is timed as optimizer_s (default sgd, momentum 0.9)")
@@ -212,7 +308,12 @@ def main(argv=None):
                     help="exit non-zero unless the model has exactly this many parameters")
     ap.add_argument("--output", default=None,
                     help="profile JSON to write (default scenarios/profiles/measured/<model>_<device>.json)")
+    ap.add_argument("--kineto-trace", default=None,
+                    help="also write a torch.profiler (Kineto) trace of one un-hooked training iteration at the "
+                         "first batch to this path (.json, or .json.gz gzipped)")
     args = ap.parse_args(argv)
+    if not 1 <= args.seq_len <= GPT2_CONTEXT:
+        ap.error(f"--seq-len must be in [1, {GPT2_CONTEXT}], got {args.seq_len}")
     if args.batch_size < 1 or args.iterations < 1 or args.warmup < 0:
         ap.error("--batch-size and --iterations must be >= 1 and --warmup >= 0")
     batches = [args.batch_size]
@@ -239,8 +340,9 @@ def main(argv=None):
 
     torch.manual_seed(0)
     model, in_shape, classes = build_model(torch, args.model, args.num_classes)
-    if args.input_size and args.model not in ("mnist_cnn", "eventgrad_cnn"):
+    if args.input_size and args.model not in ("mnist_cnn", "eventgrad_cnn", "gpt2"):
         in_shape = (in_shape[0], args.input_size, args.input_size)
+    language = args.model == "gpt2"
     model.to(device).train()
 
     total_params = sum(p.numel() for p in model.parameters())
@@ -267,16 +369,23 @@ def main(argv=None):
     fwd_events, bwd_events = [], []
     state = {"timing": False}
 
+    def stamp():
+        """Now: on CPU the host clock; on CUDA an event recorded on the stream (no synchronisation, so the
+        host keeps launching ahead as it does unhooked), read once the iteration has synchronised."""
+        if cuda:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            return event
+        return time.perf_counter()
+
     def fwd_hook(mod, inputs, output):
         if state["timing"]:
-            sync()
-            fwd_events.append((time.perf_counter(), index[id(mod)]))
+            fwd_events.append((stamp(), index[id(mod)]))
 
     def grad_hook_for(i):
         def hook(grad):
             if state["timing"]:
-                sync()
-                bwd_events.append((time.perf_counter(), i))
+                bwd_events.append((stamp(), i))
             return None
         return hook
 
@@ -293,21 +402,61 @@ def main(argv=None):
     iters = args.iterations
 
     def attribute(events, start, end, acc):
+        """Each event's layer gets the time since the previous event (the phase's start for the first),
+        the last one also the rest of the phase. On CUDA the stamps are events read against the phase's
+        start event `start[1]` and the phase lasts end - start[0] host seconds."""
+        if cuda:
+            origin, base = start[1], start[0]
+            events = [(base + origin.elapsed_time(ev) / 1e3, i) for ev, i in events]
+            start = base
         prev = start
         for t, i in events:
-            acc[i] += t - prev
-            prev = t
+            acc[i] += max(0.0, t - prev)
+            prev = max(prev, t)
         if events:
-            acc[events[-1][1]] += end - prev
+            acc[events[-1][1]] += max(0.0, end - prev)
+
+    def record_trace(host_x, host_y, losses):
+        """One un-hooked training iteration under torch.profiler (after one warm-up, as the schedule's
+        ProfilerStep spans mark them), its Kineto trace written to --kineto-trace."""
+        from torch.profiler import ProfilerActivity, profile, schedule
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+        path = args.kineto_trace
+        raw = path[:-3] if path.endswith(".gz") else path
+        with profile(activities=activities, schedule=schedule(wait=0, warmup=1, active=1, repeat=1), with_stack=True,
+                     on_trace_ready=lambda p: p.export_chrome_trace(raw)) as prof:
+            for _ in range(2):
+                opt.zero_grad(set_to_none=True)
+                x, y = (host_x.to(device, non_blocking=True), host_y.to(device, non_blocking=True)) if cuda \
+                    else (host_x.clone(), host_y.clone())
+                with autocast():
+                    loss = losses(model(x), y)
+                loss.backward()
+                opt.step()
+                sync()
+                prof.step()
+        if raw != path:
+            import gzip
+            import shutil
+            with open(raw, "rb") as src, gzip.open(path, "wb", compresslevel=9) as dst:
+                shutil.copyfileobj(src, dst)
+            os.remove(raw)
+        print(f"wrote {path}")
 
     def measure(batch):
         """One batch: per-layer forward/backward seconds, io/optimizer seconds, forward order, un-hooked time."""
-        host_x = torch.randn(batch, *in_shape)
-        host_y = torch.randint(0, classes, (batch,))
+        if language:  # random tokens; the labels are the next tokens (HF shifts inside the model)
+            tokens = torch.randint(0, classes, (batch, args.seq_len + 1))
+            host_x, host_y = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+        else:
+            host_x = torch.randn(batch, *in_shape)
+            host_y = torch.randint(0, classes, (batch,))
         if cuda:
             host_x, host_y = host_x.pin_memory(), host_y.pin_memory()
 
         def losses(out, y):
+            if language:
+                return loss_fn(out.float().view(-1, out.size(-1)), y.view(-1))
             if isinstance(out, torch.Tensor):
                 return loss_fn(out.float(), y)
             parts = [o for o in out if isinstance(o, torch.Tensor)]  # e.g. InceptionOutputs(logits, aux)
@@ -334,12 +483,14 @@ def main(argv=None):
                 x, y = host_x.clone(), host_y.clone()
             sync()
             t1 = time.perf_counter()
+            start_fwd = (t1, stamp()) if cuda else t1
             state["timing"] = timed
             with autocast():
                 out = model(x)
                 loss = losses(out, y)
             sync()
             t2 = time.perf_counter()
+            start_bwd = (t2, stamp()) if cuda else t2
             loss.backward()
             sync()
             t3 = time.perf_counter()
@@ -353,8 +504,8 @@ def main(argv=None):
             sums["fwd"] += t2 - t1
             sums["bwd"] += t3 - t2
             sums["opt"] += t4 - t3
-            attribute(fwd_events, t1, t2, fwd_acc)
-            attribute(bwd_events, t2, t3, bwd_acc)
+            attribute(fwd_events, start_fwd, t2, fwd_acc)
+            attribute(bwd_events, start_bwd, t3, bwd_acc)
             for k, (_, i) in enumerate(fwd_events):
                 if first_fwd[i] is None:
                     first_fwd[i] = k
@@ -390,6 +541,8 @@ def main(argv=None):
             opt.step()
         sync()
         whole = (time.perf_counter() - start) / iters
+        if args.kineto_trace and batch == batches[0]:
+            record_trace(host_x, host_y, losses)
         return {"fwd_acc": fwd_acc, "bwd_acc": bwd_acc, "first_fwd": first_fwd,
                 "sums": {k: v / iters for k, v in sums.items()}, "plain": plain / iters, "whole": whole}
 
@@ -450,10 +603,10 @@ def main(argv=None):
     prov = (f"measured by tools/profile_torch.py on {socket.gethostname()}: {dev_desc}; torch {torch.__version__}{tv}, "
             f"Python {platform.python_version()}, {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}; "
             f"model {args.model}, batch{'es ' + ', '.join(map(str, batches)) if len(batches) > 1 else ' ' + str(batches[0])}, "
-            f"input {'x'.join(map(str, in_shape))}, {args.dtype}"
+            f"input {f'{args.seq_len} tokens' if language else 'x'.join(map(str, in_shape))}, {args.dtype}"
             f"{' autocast' if autocast_dtype else ''}, synthetic data, {iters} timed iterations after {args.warmup} "
             f"warm-up{' per batch' if len(batches) > 1 else ''}; per-layer times from module forward hooks and parameter "
-            f"gradient hooks (non-parametric ops charged to the next parametric module); optimizer_s = {args.optimizer} "
+            f"gradient hooks{' (CUDA events on the stream, no synchronisation inside a phase)' if cuda else ''} (non-parametric ops charged to the next parametric module); optimizer_s = {args.optimizer} "
             f"step; io_s = {'host-to-device copy of the batch' if cuda else 'in-memory copy of the batch'}; "
             f"unattributed_s = the un-hooked training iteration (zero_grad, input copy, forward, loss, backward, "
             f"step; {iters} back-to-back iterations timed as one) minus io_s, the layers and optimizer_s; {hooks}")

@@ -86,5 +86,29 @@ class Measured(unittest.TestCase):
                 self.assertEqual(v.returncode, 0, v.stderr)
 
 
+@unittest.skipUnless(HAVE_TORCH, "torch is not installed (Debian: python3-torch)")
+class Gpt2(unittest.TestCase):
+    """--model gpt2: HuggingFace GPT2LMHeadModel's parameters and module paths, without transformers."""
+
+    def test_parameters_and_layers_of_gpt2_small(self):
+        import torch
+        model, shape, vocab = profile_torch.build_model(torch, "gpt2", 1000)
+        self.assertIsNone(shape)
+        self.assertEqual(vocab, 50257)
+        # wte 50257 x 768, wpe 1024 x 768; per block: two LayerNorms (2 x 768 each), c_attn 768 x 2304 + 2304,
+        # c_proj 768 x 768 + 768, c_fc 768 x 3072 + 3072, c_proj 3072 x 768 + 768; ln_f; the head is tied.
+        block = 2 * 2 * 768 + (768 * 2304 + 2304) + (768 * 768 + 768) + (768 * 3072 + 3072) + (3072 * 768 + 768)
+        expected = 50257 * 768 + 1024 * 768 + 12 * block + 2 * 768
+        self.assertEqual(expected, 124439808)
+        self.assertEqual(sum(p.numel() for p in model.parameters()), expected)
+        owners = [n for n, m in model.named_modules() if any(True for _ in m.parameters(recurse=False))]
+        self.assertEqual(len(owners), 2 + 12 * 6 + 1)
+        self.assertEqual(owners[:4], ["transformer.wte", "transformer.wpe", "transformer.h.0.ln_1",
+                                      "transformer.h.0.attn.c_attn"])
+        self.assertEqual(owners[-1], "transformer.ln_f")
+        tokens = torch.randint(0, vocab, (1, 8))
+        self.assertEqual(tuple(model(tokens).shape), (1, 8, vocab))
+
+
 if __name__ == "__main__":
     unittest.main()

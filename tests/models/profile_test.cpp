@@ -115,6 +115,26 @@ TEST_CASE("measured profile: resnet18 on CPU from tools/profile_torch.py") {
   CHECK(p.backward_s() > 0);
 }
 
+TEST_CASE("measured profiles on an H200 from tools/profile_torch.py: exact parameters and fp32 gradients") {
+  // GPT-2 small with its head tied to wte: 124,439,808 parameters; autocast keeps gradients fp32.
+  const auto gpt = load("measured/gpt2_h200_bf16.json");
+  CHECK(gpt.parameters() == 124'439'808);
+  CHECK(gpt.grad_bytes() == 4.0 * 124'439'808);
+  CHECK(gpt.layers.size() == 2 + 12 * 6 + 1);  // wte, wpe; per block ln_1, c_attn, c_proj, ln_2, c_fc, c_proj; ln_f
+  CHECK(gpt.layers.front().name == "transformer.wte");
+  CHECK(gpt.layers.front().parameters == 50257 * 768);
+  CHECK(gpt.layers.back().name == "transformer.ln_f");
+  const auto at16 = gpt.at_batch(16, false);
+  CHECK(at16.iteration_compute_s() > gpt.iteration_compute_s());
+  for (const auto* name : {"resnet50_h200_bf16.json", "resnet50_h200_fp32.json"}) {
+    const auto r = load(std::string("measured/") + name);
+    CHECK(r.parameters() == 25'557'032);
+    CHECK(r.grad_bytes() == 4.0 * 25'557'032);
+    CHECK(r.provenance.find("NVIDIA H200") != std::string::npos);
+  }
+  CHECK(load("measured/vgg16_h200_bf16.json").parameters() == 138'357'544);
+}
+
 namespace {
 
 std::string refusal(const nlohmann::json& doc) {
