@@ -11,6 +11,7 @@
 #include "models/units.hpp"
 #include "scenario/actor_capacity.hpp"
 #include "engine/fiber_lane.hpp"
+#include "app/estimate_options.hpp"
 #include "app/progress.hpp"
 #include "engine/run_control.hpp"
 #include "scenario/scenario.hpp"
@@ -26,8 +27,6 @@ namespace {
 
 /// A signal came before the simulation started: nothing is run.
 struct StoppedBeforeRun {};
-/// --estimate: the estimate is printed instead of running.
-struct EstimateOnly {};
 
 /// Parameter servers whose SimGrid actors cannot fit are refused at their own path, before the
 /// engine exists (EngineSession::reserve_actors refuses the workers' when they are the larger

@@ -15,6 +15,9 @@ namespace sg4 = simgrid::s4u;
 namespace ddlsim::sim {
 namespace {
 int payload_token = 0;  // mailboxes refuse null payloads
+}  // namespace
+
+namespace schedule_detail {  // named: ScheduleExecutor::Windowed holds one (-Wsubobject-linkage)
 
 /// A rank's receives whose data may leave only once the receiver's notice has crossed the path
 /// (gloo's NOTIFY_RECV_READY, gloo/transport/tcp/pair.cc 932-960): an actor on the rank's host posts
@@ -71,7 +74,8 @@ class NoticeAgent {
   std::shared_ptr<State> state_;
 };
 
-}  // namespace
+}  // namespace schedule_detail
+using schedule_detail::NoticeAgent;
 
 sg4::Mailbox* ScheduleExecutor::mailbox(int src, int dst) {
   auto& mb = mailboxes_[key(src, dst)];

@@ -9,7 +9,7 @@
 namespace ddlsim::models {
 namespace {
 
-constexpr std::int64_t MAX_INT = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t MAX_BATCH = std::numeric_limits<std::int64_t>::max();
 
 double required_time(ObjectReader& r, const std::string& key) {
   (void)r.require(key);
@@ -57,7 +57,7 @@ std::vector<BatchTimes> parse_batch_profiles(const json& value, const std::strin
   for (std::size_t i = 0; i < value.size(); ++i) {
     ObjectReader r(value[i], fmt::format("{}/{}", path, i));
     BatchTimes t;
-    t.batch_size = r.required_integer("batch_size", 1, MAX_INT);
+    t.batch_size = r.required_integer("batch_size", 1, MAX_BATCH);
     if (i > 0 && t.batch_size <= out.back().batch_size)
       throw ConfigError(r.path_of("batch_size"), fmt::format("batch sizes must increase, got {} after {}", t.batch_size,
                                                              out.back().batch_size));

@@ -86,6 +86,6 @@ class Registry {
 /// variadic so that a lambda with top-level commas needs no extra parentheses.
 #define DDLSIM_REGISTER(INTERFACE, NAME, DESCRIPTION, ...)                                      \
   namespace {                                                                                   \
-  [[maybe_unused]] const bool DDLSIM_CONCAT(ddlsim_registered_, __LINE__) =                     \
+  [[maybe_unused]] const bool DDLSIM_CONCAT(ddlsim_registered_, __COUNTER__) =                     \
       ::ddlsim::Registry<INTERFACE>::instance().add(NAME, DESCRIPTION, __VA_ARGS__);            \
   }

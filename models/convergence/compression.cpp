@@ -16,10 +16,6 @@
 namespace ddlsim::models::convergence {
 namespace {
 
-std::uint64_t stream(std::uint64_t seed, std::uint64_t what, std::uint64_t index) {
-  return seed * 0x9e3779b97f4a7c15ULL ^ (what << 48) ^ index;
-}
-
 using Kind = Compression::Kind;
 
 }  // namespace

@@ -15,10 +15,6 @@ namespace {
 /// Rows per forward/backward pass over a union batch: bounds the memory of large N b.
 constexpr std::size_t CHUNK_ROWS = 4096;
 
-std::uint64_t stream(std::uint64_t seed, std::uint64_t what, std::uint64_t index) {
-  return seed * 0x9e3779b97f4a7c15ULL ^ (what << 48) ^ index;
-}
-
 }  // namespace
 
 std::vector<std::vector<std::uint32_t>> make_shards(const std::vector<std::uint8_t>& labels, int workers, Shards kind,

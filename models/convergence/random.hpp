@@ -13,6 +13,11 @@
 
 namespace ddlsim::models::convergence {
 
+/// The seed of one independent stream of a run: (the run's seed, what it draws, an index).
+inline std::uint64_t stream(std::uint64_t seed, std::uint64_t what, std::uint64_t index) {
+  return seed * 0x9e3779b97f4a7c15ULL ^ (what << 48) ^ index;
+}
+
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) {
