@@ -40,6 +40,10 @@ CollectivesCommand::CollectivesCommand(CLI::App& app) {
   server_bw_opt_ = c->add_option("--server-bandwidth", server_bandwidth_, "bandwidth of each server's link (default: --bandwidth)");
   c->add_option("--fidelity", fidelity_, "analytic (closed forms) or flow (also simulate)")->capture_default_str();
   c->add_option("--granularity", granularity_, "stepwise or pipelined (flow fidelity)")->capture_default_str();
+  c->add_option("--solver", solver_,
+                "flow fidelity: auto (schedules whose transfers never share a link are replayed without SimGrid's "
+                "actors: the same times, faster) or simgrid (always SimGrid)")
+      ->capture_default_str();
   c->add_option("--model", model_, "network model: ideal, tcp or calibrated (flow fidelity)")->capture_default_str();
   latency_factor_opt_ = c->add_option("--latency-factor", latency_factor_,
                                       "calibrated model: SimGrid's network/latency-factor (default 1)");
@@ -90,7 +94,7 @@ int CollectivesCommand::run(const Invocation& invocation) const {
   req.topology_params = parse_json_option(topology_params_, "--topology-params");
   req.params = parse_json_option(params_, "--params");
   // Option values checked by the scenario's readers, reported under the option's name.
-  const json flag_values{{"fidelity", fidelity_},        {"granularity", granularity_},
+  const json flag_values{{"fidelity", fidelity_},        {"granularity", granularity_}, {"solver", solver_},
                          {"model", model_},              {"latency-factor", latency_factor_},
                          {"bandwidth-factor", bandwidth_factor_}, {"routing", routing_}};
   ObjectReader flags(flag_values, "");
@@ -107,6 +111,7 @@ int CollectivesCommand::run(const Invocation& invocation) const {
   req.simulate = check("fidelity", {"analytic", "flow"}) == "flow";
   req.network.granularity =
       check("granularity", {"stepwise", "pipelined"}) == "stepwise" ? Granularity::STEPWISE : Granularity::PIPELINED;
+  req.replay = check("solver", {"auto", "simgrid"}) == "auto";
   const std::string model = check("model", {"ideal", "tcp", "calibrated"});
   req.network.model = model == "ideal" ? NetworkModel::IDEAL : model == "tcp" ? NetworkModel::TCP : NetworkModel::CALIBRATED;
   for (auto* opt : {latency_factor_opt_, bandwidth_factor_opt_}) {

@@ -33,7 +33,7 @@ class CollectivesCommand final : public Command {
   std::int64_t workers_ = 8, servers_ = 0, seed_ = 1;
   double latency_factor_ = 1.0, bandwidth_factor_ = 1.0;
   std::string bytes_ = "100MiB", bandwidth_ = "25Gbps", latency_ = "1us", topology_ = "star", fidelity_ = "flow",
-              granularity_ = "stepwise", model_ = "ideal", topology_params_ = "{}", params_ = "{}", server_bandwidth_,
+              granularity_ = "stepwise", solver_ = "auto", model_ = "ideal", topology_params_ = "{}", params_ = "{}", server_bandwidth_,
               routing_, call_cost_ = "10us", software_;
   std::vector<std::string> algorithms_;
   bool csv_ = false;

@@ -9,8 +9,10 @@
 #include "engine/engine.hpp"
 #include "engine/schedule_executor.hpp"
 #include "engine/simulation.hpp"
+#include "engine/stepwise_replay.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -209,12 +211,39 @@ void simulate_rows(const CompareRequest& req, const std::vector<std::string>& en
   ScheduleExecutor executor(platform.hosts, executor_network(req.network));
   const auto& group = p.group;
   const int ranks = group.size();
-  auto barrier = sg4::Barrier::create(static_cast<unsigned>(ranks));
   const bool stepwise = req.network.granularity == Granularity::STEPWISE;
+  // Rows whose transfers never share a link: replayed, no actors (engine/stepwise_replay.hpp).
+  const bool replay = req.replay && req.network.link_traces.empty() && replay_ineligible(engine_args).empty();
+  bool simgrid_rows = false;
+  for (std::size_t i = 0; i < c.algorithms.size(); ++i) {
+    if (!c.rows[i].applicable) continue;
+    if (replay) {
+      const auto& algo = models::resolve(*c.algorithms[i], group, req.bytes, ab_of[i]);
+      const auto call = call_of(req, algo, group, ab_of[i]);
+      std::vector<ReplayRank> plan(static_cast<std::size_t>(ranks));
+      for (int r = 0; r < ranks; ++r) {
+        if (!(r < group.workers || algo.uses_servers())) continue;
+        auto& rank = plan[static_cast<std::size_t>(r)];
+        rank.steps = rank_steps(algo, r, group, req.bytes, stepwise);
+        rank.start_s = r < group.workers ? call.call_cost_s : 0.0;
+        rank.software = call.software.get();
+      }
+      const auto result = replay_stepwise(executor, plan);
+      if (result.replayed) {
+        c.rows[i].simulated_s = result.end_s;
+        c.rows[i].flows = result.flows;
+        c.rows[i].replayed = true;
+        continue;
+      }
+    }
+    simgrid_rows = true;
+  }
+  if (!simgrid_rows) return;
+  auto barrier = sg4::Barrier::create(static_cast<unsigned>(ranks));
   for (int r = 0; r < ranks; ++r) {
     sg4::Actor::create(fmt::format("rank-{}", r), platform.hosts[static_cast<std::size_t>(r)], session.guard([&, r]() {
       for (std::size_t i = 0; i < c.algorithms.size(); ++i) {
-        if (!c.rows[i].applicable) continue;
+        if (!c.rows[i].applicable || c.rows[i].replayed) continue;
         const auto& algo = models::resolve(*c.algorithms[i], group, req.bytes, ab_of[i]);
         const auto call = call_of(req, algo, group, ab_of[i]);
         TrafficCounters traffic;
@@ -301,6 +330,13 @@ std::string format_compare(const CompareRequest& req, const std::vector<CompareR
                        r.simulated_s >= 0 ? fmt::format("{:.6g}", r.simulated_s) : std::string("-"), r.algbw_GBps,
                        r.busbw_GBps, r.fastest ? "  * fastest" : "");
   }
+  std::vector<std::string> replayed;
+  for (const auto& r : rows)
+    if (r.replayed) replayed.push_back(r.algorithm);
+  if (!replayed.empty())
+    out += fmt::format("replayed without SimGrid's actors, no two transfers sharing a link (--solver simgrid runs "
+                       "them in SimGrid, the same times): {}\n",
+                       fmt::join(replayed, ", "));
   return out;
 }
 

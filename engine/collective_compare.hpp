@@ -37,6 +37,9 @@ struct CompareRequest {
   std::uint64_t seed = 1;                     // ECMP's flow hash
   bool simulate = true;  // false: closed forms only (analytic fidelity)
   NetworkSpec network;   // model (and calibration factors) and granularity for the simulation
+  /// Flow fidelity: lockstep schedules whose transfers never share a link are replayed without
+  /// SimGrid's actors (engine/stepwise_replay.hpp; the same times); false: always SimGrid (--solver).
+  bool replay = true;
   std::vector<std::string> algorithms;  // empty: every registered algorithm
   json params = json::object();         // algorithm name -> its params object (--params)
   /// Called once the topology, the group and the closed forms are made, before anything is
@@ -53,7 +56,8 @@ struct CompareRow {
   double algbw_GBps = 0;     // M / t, t simulated when available
   double busbw_GBps = 0;     // algbw * bus factor (nccl-tests)
   bool fastest = false;      // fastest of its operation (see compare_collectives)
-  std::int64_t flows = 0;    // SimGrid communications simulated (0 at analytic fidelity)
+  std::int64_t flows = 0;    // messages simulated (0 at analytic fidelity)
+  bool replayed = false;     // simulated by the replay, no link shared (engine/stepwise_replay.hpp)
   bool uses_servers = false; // a PS algorithm
   bool applicable = true;    // false: not run (e.g. ps without servers); `note` says why
   std::string note;

@@ -64,6 +64,11 @@ class ScheduleExecutor {
   double latency(int src, int dst);
   /// Seconds per payload byte of the path's slowest link now (link traces change it), model factor applied.
   double beta(int src, int dst);
+  /// The links of the route between two ranks' hosts (cached).
+  const std::vector<simgrid::s4u::Link*>& route(int src, int dst) {
+    (void)latency(src, dst);  // fills the route
+    return routes_[key(src, dst)];
+  }
   /// The network model's factors and the library's software costs the executor applies.
   [[nodiscard]] const ExecutorNetwork& network() const { return network_; }
 
