@@ -6,6 +6,7 @@
 #include <simgrid/kernel/resource/Model.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Link.hpp>
+#include <string>
 #include <unordered_map>
 #include <xbt/config.hpp>
 
@@ -74,6 +75,15 @@ void FlowBounds::note_rate(const sg4::Comm& comm, double rate_units) {
 
 void FlowBounds::forget(const sg4::Comm& comm) {
   if (state().active) state().rates.erase(comm.get_impl());
+}
+
+std::string cm02_refusal(const std::vector<std::string>& engine_args) {
+  for (const auto& arg : engine_args)
+    if (arg.rfind("--cfg=network/", 0) == 0) return "SimGrid option " + arg;
+  if (simgrid::config::get_value<std::string>("network/model") != "CM02" ||
+      simgrid::config::get_value<bool>("network/crosstraffic") || simgrid::config::get_value<double>("network/weight-S") != 0)
+    return "SimGrid's network model is not CM02 without cross traffic";
+  return {};
 }
 
 }  // namespace ddlsim::sim

@@ -16,6 +16,9 @@
 
 #include <simgrid/s4u/Comm.hpp>
 
+#include <string>
+#include <vector>
+
 namespace ddlsim::sim {
 
 class FlowBounds {
@@ -30,5 +33,11 @@ class FlowBounds {
   /// True while bandwidth changes are followed (note_rate needed).
   static bool active();
 };
+
+/// Why SimGrid's network configuration (set by the engine session) is not CM02's plain sharing, or
+/// "": a model other than CM02, cross traffic, a weight-S, or a --cfg=network/ option of the user's.
+/// The solvers that compute CM02's rates themselves (engine/fluid_ps.hpp, engine/stepwise_replay.hpp)
+/// run only where this is "".
+std::string cm02_refusal(const std::vector<std::string>& engine_args);
 
 }  // namespace ddlsim::sim

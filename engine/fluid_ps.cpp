@@ -19,12 +19,7 @@ constexpr double INF = std::numeric_limits<double>::infinity();
 
 std::string FluidPs::ineligible(const Context& ctx, const std::vector<std::string>& engine_args) {
   if (auto why = push_pull_fluid_refusal(*ctx.scenario); !why.empty()) return why;
-  for (const auto& arg : engine_args)
-    if (arg.rfind("--cfg=network/", 0) == 0) return fmt::format("SimGrid option {}", arg);
-  if (simgrid::config::get_value<std::string>("network/model") != "CM02" ||
-      simgrid::config::get_value<bool>("network/crosstraffic") || simgrid::config::get_value<double>("network/weight-S") != 0)
-    return "SimGrid's network model is not CM02 without cross traffic";
-  return {};
+  return cm02_refusal(engine_args);
 }
 
 FluidPs::FluidPs(Context& ctx) : ctx_(ctx) {

@@ -222,15 +222,6 @@ class Replay {
 
 }  // namespace
 
-std::string replay_ineligible(const std::vector<std::string>& engine_args) {
-  for (const auto& arg : engine_args)
-    if (arg.rfind("--cfg=network/", 0) == 0) return "SimGrid option " + arg;
-  if (simgrid::config::get_value<std::string>("network/model") != "CM02" ||
-      simgrid::config::get_value<bool>("network/crosstraffic") || simgrid::config::get_value<double>("network/weight-S") != 0)
-    return "SimGrid's network model is not CM02 without cross traffic";
-  return {};
-}
-
 ReplayResult replay_stepwise(ScheduleExecutor& executor, std::vector<ReplayRank>& ranks) {
   return Replay(executor, ranks).run();
 }

@@ -40,13 +40,10 @@ struct ReplayResult {
   std::int64_t flows = 0;   // transfers (messages) replayed
 };
 
-/// Why SimGrid's network configuration (set by the engine session) rules the replay out, or "": a
-/// model other than CM02, cross traffic, a weight-S, or a --cfg=network/ option of the user's.
-std::string replay_ineligible(const std::vector<std::string>& engine_args);
-
 /// Replays `ranks` (indexed by rank, hosts as `executor`'s) on the executor's platform, without
 /// running the SimGrid engine (its links are read: routes, latencies, bandwidths). Only for the
-/// CM02 models without a TCP window and without link traces (the caller checks): a lone flow's
+/// CM02 models without a TCP window and without link traces (the caller checks, with
+/// cm02_refusal in engine/flow_bounds.hpp): a lone flow's
 /// time is then latency + units / rate.
 ReplayResult replay_stepwise(ScheduleExecutor& executor, std::vector<ReplayRank>& ranks);
 
