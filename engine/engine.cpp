@@ -95,10 +95,12 @@ std::string EngineSession::reserve_actors(int workers, int per_worker, int fixed
   }
 #ifndef DDLSIM_ADDRESS_SANITIZER
   // Too many even for one mapping each: SimGrid allocates a guard-less stack with calloc, so with
-  // malloc's mmap turned off every stack is carved from the heap (one mapping for all). Fresh heap
-  // memory is not cleared by calloc, so a stack costs only the pages it touches; without the top
-  // pad, no page is cleared ahead of the next stack. Large allocations stay on the heap until the
-  // process ends.
+  // glibc's malloc and its mmap turned off every stack is carved from the heap (one mapping for all).
+  // Fresh heap memory is not cleared by calloc, so a stack costs only the pages it touches; without
+  // the top pad, no page is cleared ahead of the next stack. Large allocations stay on the heap until
+  // the process ends. jemalloc (which the ddlsim executable links, CMakeLists.txt) ignores mallopt
+  // but carves its large allocations from a few growing mappings anyway (100,000 workers at flow
+  // fidelity, 200,000 stacks, run with either allocator: docs/performance.md).
   engine_->set_config("contexts/guard-size:0");
   ::mallopt(M_MMAP_MAX, 0);
   ::mallopt(M_TOP_PAD, 0);
