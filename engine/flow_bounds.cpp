@@ -15,21 +15,21 @@ namespace sg4 = simgrid::s4u;
 namespace ddlsim::sim {
 namespace {
 
-struct State {
+struct BoundsState {
   bool active = false;
   double bandwidth_factor = 1;  // SimGrid divides a flow's rate cap by it (comm_action_set_bounds)
   std::unordered_map<const void*, double> rates;  // a flow's CommImpl -> its own rate cap (units/s)
 };
 
-State& state() {
-  static State s;
+BoundsState& bounds_state() {
+  static BoundsState s;
   return s;
 }
 
 /// Every running network flow's bound as CM02 would set it were the route's bandwidth left to the
 /// links' capacity constraints: the flow's own cap over the bandwidth factor, or none (-1).
 void reset_bounds() {
-  auto& s = state();
+  auto& s = bounds_state();
   if (!s.active) return;
   for (auto* model : sg4::Engine::get_instance()->get_all_models()) {
     if (model->get_name().rfind("Network_", 0) != 0) continue;
@@ -48,7 +48,7 @@ void reset_bounds() {
 void FlowBounds::install(const NetworkSpec& network) {
   bool traced = false;
   for (const auto& trace : network.link_traces) traced = traced || !trace.bandwidth_Bps.empty();
-  auto& s = state();
+  auto& s = bounds_state();
   s.active = false;
   s.rates.clear();
   if (!traced) return;
@@ -67,14 +67,14 @@ void FlowBounds::install(const NetworkSpec& network) {
   (void)connected;
 }
 
-bool FlowBounds::active() { return state().active; }
+bool FlowBounds::active() { return bounds_state().active; }
 
 void FlowBounds::note_rate(const sg4::Comm& comm, double rate_units) {
-  if (state().active) state().rates[comm.get_impl()] = rate_units;
+  if (bounds_state().active) bounds_state().rates[comm.get_impl()] = rate_units;
 }
 
 void FlowBounds::forget(const sg4::Comm& comm) {
-  if (state().active) state().rates.erase(comm.get_impl());
+  if (bounds_state().active) bounds_state().rates.erase(comm.get_impl());
 }
 
 std::string cm02_refusal(const std::vector<std::string>& engine_args) {

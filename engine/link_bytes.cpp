@@ -17,26 +17,26 @@ struct PairHash {
   }
 };
 
-struct State {
+struct LinkBytesState {
   // per route, its links' counts (elements of `bytes`, whose nodes never move): one lookup per flow
   std::unordered_map<std::pair<const sg4::Host*, const sg4::Host*>, std::vector<double*>, PairHash> routes;
   std::unordered_map<const sg4::Link*, double> bytes;
 };
 
-State& state() {
-  static State s;
+LinkBytesState& link_bytes_state() {
+  static LinkBytesState s;
   return s;
 }
 
 }  // namespace
 
 void LinkBytes::reset() {
-  state().routes.clear();
-  state().bytes.clear();
+  link_bytes_state().routes.clear();
+  link_bytes_state().bytes.clear();
 }
 
 void LinkBytes::add(sg4::Host* src, sg4::Host* dst, double wire_bytes) {
-  auto& s = state();
+  auto& s = link_bytes_state();
   auto [it, fresh] = s.routes.try_emplace({src, dst});
   if (fresh) {
     std::vector<sg4::Link*> links;
@@ -48,8 +48,8 @@ void LinkBytes::add(sg4::Host* src, sg4::Host* dst, double wire_bytes) {
 }
 
 double LinkBytes::of(const sg4::Link* link) {
-  const auto it = state().bytes.find(link);
-  return it == state().bytes.end() ? 0.0 : it->second;
+  const auto it = link_bytes_state().bytes.find(link);
+  return it == link_bytes_state().bytes.end() ? 0.0 : it->second;
 }
 
 }  // namespace ddlsim::sim

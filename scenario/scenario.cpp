@@ -87,9 +87,9 @@ void read_network(ObjectReader& root, Scenario& s, const std::string& base_dir) 
     std::string fidelity = n.choice("fidelity", {"analytic", "flow", "packet"}, "flow");
     if (fidelity == "packet")
       throw ConfigError("/network/fidelity",
-                        "\"packet\" (SimGrid's ns-3 binding) is not supported yet: ns-3 needs every host on a "
-                        "one-hop link of a routed zone, which the platform emitter does not build; valid values here "
-                        "are: analytic, flow");
+                        "\"packet\" (SimGrid's ns-3 binding) is not supported yet: the binding runs "
+                        "(engine/ns3_binding.hpp), but the engine does not yet give it whole-byte flows without rate "
+                        "caps on a routed platform; valid values here are: analytic, flow");
     s.network.fidelity = fidelity == "analytic" ? Fidelity::ANALYTIC : Fidelity::FLOW;
     std::string model = n.choice("model", {"ideal", "tcp", "calibrated"}, "ideal");
     s.network.model = model == "ideal" ? NetworkModel::IDEAL : model == "tcp" ? NetworkModel::TCP : NetworkModel::CALIBRATED;

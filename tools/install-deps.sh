@@ -11,7 +11,7 @@ set -euo pipefail
 # starts (label slurm; analysis/sweep.py --slurm). --check installs clang 16 and libFuzzer, which the
 # sanitizer and fuzzing tree needs (-DDDLSIM_SANITIZE, -DDDLSIM_FUZZ; docs/reliability.md). Flags combine.
 packages=(cmake g++ make pkg-config libsimgrid-dev libboost-graph-dev libboost-context-dev nlohmann-json3-dev libfmt-dev libeigen3-dev
-          libjemalloc-dev doctest-dev libcli11-dev zlib1g-dev dataset-fashion-mnist python3 python3-matplotlib)
+          libjemalloc-dev libns3-dev doctest-dev libcli11-dev zlib1g-dev dataset-fashion-mnist python3 python3-matplotlib)
 for flag in "$@"; do
   case "$flag" in
     --training-tools) packages+=(python3-torch python3-sklearn python3-scipy) ;;

@@ -101,8 +101,8 @@ TEST_CASE("unknown names list the valid ones") {
   doc = good();
   doc["network"] = {{"fidelity", "packet"}};
   CHECK(run_bad_doc(doc) == "ddlsim: error: /network/fidelity: \"packet\" (SimGrid's ns-3 binding) is not supported "
-                            "yet: ns-3 needs every host on a one-hop link of a routed zone, which the platform emitter "
-                            "does not build; valid values here are: analytic, flow\n");
+                            "yet: the binding runs (engine/ns3_binding.hpp), but the engine does not yet give it "
+                            "whole-byte flows without rate caps on a routed platform; valid values here are: analytic, flow\n");
   doc = good();
   doc["network"] = {{"fidelity", "exact"}};
   CHECK(run_bad_doc(doc) == "ddlsim: error: /network/fidelity: unknown value \"exact\"; valid values are: analytic, flow, "
