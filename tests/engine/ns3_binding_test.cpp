@@ -11,6 +11,7 @@
 #include <doctest/doctest.h>
 #include <simgrid/s4u.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,31 +34,41 @@ constexpr double BW_Bps = 1.25e9;
 constexpr double LAT_s = 10e-6;
 constexpr double WIRE = 1042.0 / 1000.0;
 
+/// A SimGrid engine on `model` and a star of `count` hosts around one router, its ns-3 routes built.
+struct Star {
+  std::unique_ptr<sg4::Engine> engine;
+  std::vector<sg4::Host*> hosts;
+
+  Star(const std::string& model, int count) {
+    static char name[] = "ns3_binding_test";
+#ifdef NS3_TEST_THREADS
+    static char threads[] = "--cfg=contexts/factory:thread";
+    static char* argv[] = {name, threads, nullptr};
+    int argc = 2;
+#else
+    static char* argv[] = {name, nullptr};
+    int argc = 1;
+#endif
+    engine = std::make_unique<sg4::Engine>(&argc, argv);
+    engine->set_config("network/model:" + model);
+    auto* zone = sg4::create_dijkstra_zone("star", true);
+    auto* router = zone->create_router("switch");
+    for (int i = 0; i < count; ++i) {
+      auto* host = zone->create_host("h" + std::to_string(i), 1e9)->seal();
+      auto* link = zone->create_split_duplex_link("l" + std::to_string(i), BW_Bps)->set_latency(LAT_s)->seal();
+      zone->add_route(host->get_netpoint(), router, nullptr, nullptr,
+                      {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
+      hosts.push_back(host);
+    }
+    zone->seal();
+    ns3b::platform_created();
+  }
+};
+
 /// `senders` hosts each send `bytes` to host 0 at time 0; returns when the last message arrived.
 double incast(const std::string& model, double bytes, int senders) {
-  char name[] = "ns3_binding_test";
-#ifdef NS3_TEST_THREADS
-  char threads[] = "--cfg=contexts/factory:thread";
-  int argc = 2;
-  char* argv[] = {name, threads, nullptr};
-#else
-  int argc = 1;
-  char* argv[] = {name, nullptr};
-#endif
-  sg4::Engine engine(&argc, argv);
-  engine.set_config("network/model:" + model);
-  auto* zone = sg4::create_dijkstra_zone("star", true);
-  auto* router = zone->create_router("switch");
-  std::vector<sg4::Host*> hosts;
-  for (int i = 0; i <= senders; ++i) {
-    auto* host = zone->create_host("h" + std::to_string(i), 1e9)->seal();
-    auto* link = zone->create_split_duplex_link("l" + std::to_string(i), BW_Bps)->set_latency(LAT_s)->seal();
-    zone->add_route(host->get_netpoint(), router, nullptr, nullptr, {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)},
-                    true);
-    hosts.push_back(host);
-  }
-  zone->seal();
-  ns3b::platform_created();
+  Star star(model, senders + 1);
+  const auto& hosts = star.hosts;
   static int token = 0;
   for (int s = 1; s <= senders; ++s)
     sg4::Actor::create("sender", hosts[static_cast<std::size_t>(s)], [bytes, s] {
@@ -73,7 +84,7 @@ double incast(const std::string& model, double bytes, int senders) {
     ns3b::guard_new_flows();
     sg4::Comm::wait_all(comms);
   });
-  engine.run();
+  star.engine->run();
   return sg4::Engine::get_clock();
 }
 
@@ -111,29 +122,8 @@ TEST_CASE("ns-3 binding: the guard is a no-op under CM02") {
 TEST_CASE("ns-3 binding: 300 messages in a row between two hosts each arrive once") {
   // The binding reuses its ports and its map's keys (a socket's address) as flows end; the guard
   // must swap each new flow's sink once and only once.
-  char name[] = "ns3_binding_test";
-#ifdef NS3_TEST_THREADS
-  char threads[] = "--cfg=contexts/factory:thread";
-  int argc = 2;
-  char* argv[] = {name, threads, nullptr};
-#else
-  int argc = 1;
-  char* argv[] = {name, nullptr};
-#endif
-  sg4::Engine engine(&argc, argv);
-  engine.set_config("network/model:ns-3");
-  auto* zone = sg4::create_dijkstra_zone("star", true);
-  auto* router = zone->create_router("switch");
-  std::vector<sg4::Host*> hosts;
-  for (int i = 0; i < 2; ++i) {
-    auto* host = zone->create_host("h" + std::to_string(i), 1e9)->seal();
-    auto* link = zone->create_split_duplex_link("l" + std::to_string(i), BW_Bps)->set_latency(LAT_s)->seal();
-    zone->add_route(host->get_netpoint(), router, nullptr, nullptr, {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)},
-                    true);
-    hosts.push_back(host);
-  }
-  zone->seal();
-  ns3b::platform_created();
+  Star star("ns-3", 2);
+  const auto& hosts = star.hosts;
   constexpr int MESSAGES = 300;
   static int token = 0;
   std::vector<double> ends;
@@ -153,7 +143,7 @@ TEST_CASE("ns-3 binding: 300 messages in a row between two hosts each arrive onc
       ends.push_back(sg4::Engine::get_clock());
     }
   });
-  engine.run();
+  star.engine->run();
   CHECK(ns3b::guarded_flows() == MESSAGES);
   REQUIRE(ends.size() == static_cast<std::size_t>(MESSAGES));
   // Each message is at least its bytes on the wire after the previous one.
