@@ -112,7 +112,8 @@ void print_lists() {
                 {to_string(NetworkModel::CALIBRATED), "ideal with latency_factor and bandwidth_factor (ddlsim calibrate)"}});
   list_choices("fidelities", "network.fidelity",
                {{to_string(Fidelity::FLOW), "every message a SimGrid flow (the default)"},
-                {to_string(Fidelity::ANALYTIC), "closed-form collectives on an alpha-beta network"}});
+                {to_string(Fidelity::ANALYTIC), "closed-form collectives on an alpha-beta network"},
+                {to_string(Fidelity::PACKET), "every segment through ns-3's TCP and queues (network.packet)"}});
   list_choices("collective granularities", "network.collective_granularity",
                {{to_string(Granularity::STEPWISE), "every step of a schedule its own flows (the default)"},
                 {to_string(Granularity::PIPELINED), "consecutive steps with the same peers merged into one flow"}});

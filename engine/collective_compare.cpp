@@ -8,6 +8,7 @@
 #include "scenario/collective_group.hpp"
 #include "engine/engine.hpp"
 #include "engine/flow_bounds.hpp"
+#include "engine/ns3_binding.hpp"
 #include "engine/schedule_executor.hpp"
 #include "engine/simulation.hpp"
 #include "engine/stepwise_replay.hpp"
@@ -207,8 +208,9 @@ std::set<std::string> price_closed_forms(const CompareRequest& req, Compared& c,
 void simulate_rows(const CompareRequest& req, const std::vector<std::string>& engine_args, Compared& c,
                    const ComparePlatform& p, const std::vector<models::AlphaBeta>& ab_of) {
   EngineSession session(engine_args, req.network);
-  const auto platform = platforms::emit_platform(p.topology, BYTE_SCALE, {},
+  const auto platform = platforms::emit_platform(p.topology, byte_scale(), {},
                                                  req.routing.value_or(platforms::default_routing(req.topology)), req.seed);
+  if (req.network.fidelity == Fidelity::PACKET) ns3_binding::platform_created(req.network.packet);
   ScheduleExecutor executor(platform.hosts, executor_network(req.network));
   const auto& group = p.group;
   const int ranks = group.size();

@@ -63,7 +63,7 @@ struct Context : RunState {
 /// that starts it at `now_s` (at a choice, after every worker has reported; engine/adaptive_run.cpp).
 int adaptive_variant(Context& ctx, int iteration, double now_s);
 
-inline std::uint64_t units_of(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes * BYTE_SCALE)); }
+inline std::uint64_t units_of(double bytes) { return static_cast<std::uint64_t>(std::llround(bytes * byte_scale())); }
 
 /// The units a point-to-point message of `bytes` from rank `src` to rank `dst` (gossip, puts, pushes,
 /// pulls; servers after the workers) puts on the wire: the library's protocol efficiency applies to it

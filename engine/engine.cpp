@@ -42,6 +42,12 @@ void configure_network(sg4::Engine& engine, const NetworkSpec& net) {
   // that software costs put on flows (models/software_cost.hpp). A window of 1e30 bytes binds
   // no flow, and a flow's own rate cap stays in force.
   constexpr const char* NO_TCP_WINDOW = "network/TCP-gamma:1e30";
+  if (net.fidelity == Fidelity::PACKET) {  // ns-3 sends every byte (engine/ns3_binding.hpp)
+    set_byte_scale(1);
+    engine.set_config("network/model:ns-3");
+    return;
+  }
+  set_byte_scale(1024);
   switch (net.model) {
     case NetworkModel::IDEAL:
       engine.set_config("network/model:CM02");
@@ -58,8 +64,8 @@ void configure_network(sg4::Engine& engine, const NetworkSpec& net) {
     case NetworkModel::TCP:
       engine.set_config("network/model:LV08");
       // Window and weight are in bytes: rescale them to payload units.
-      engine.set_config(fmt::format("network/TCP-gamma:{}", 4194304.0 * BYTE_SCALE));
-      engine.set_config(fmt::format("network/weight-S:{}", 20537.0 * BYTE_SCALE));
+      engine.set_config(fmt::format("network/TCP-gamma:{}", 4194304.0 * byte_scale()));
+      engine.set_config(fmt::format("network/weight-S:{}", 20537.0 * byte_scale()));
       break;
   }
 }

@@ -62,9 +62,9 @@ double credit_rate_cap(const Context& ctx, int src, int dst, double bytes) {
 
 sg4::CommPtr post_data(sg4::Mailbox* box, void* payload, std::uint64_t units, double rate, double efficiency) {
   auto comm = box->put_init(payload, units);
-  if (rate > 0) comm->set_rate(rate / efficiency * BYTE_SCALE);
+  if (rate > 0) comm->set_rate(rate / efficiency * byte_scale());
   comm->start();
-  if (rate > 0) FlowBounds::note_rate(*comm, rate / efficiency * BYTE_SCALE);
+  if (rate > 0) FlowBounds::note_rate(*comm, rate / efficiency * byte_scale());
   return comm;
 }
 

@@ -6,6 +6,7 @@
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <stdexcept>
+#include <xbt/config.hpp>
 
 namespace sg4 = simgrid::s4u;
 
@@ -127,7 +128,13 @@ EmittedPlatform emit_table(const Topology& topology, double byte_scale, const Li
 EmittedPlatform emit_platform(const Topology& topology, double byte_scale, const LinkConfigurator& configure,
                               Routing routing, std::uint64_t seed) {
   const Graph& g = topology.graph;
-  if (is_single_switch_star(g)) return emit_star(topology, byte_scale, configure);
+  // SimGrid's ns-3 binding builds ns-3's links from one-hop routes between two netpoints, and
+  // ignores a StarZone's routes and any zone's longer ones: under ns-3 every topology is the
+  // Dijkstra zone below, switches as routers, and ns-3 routes the packets itself.
+  const bool ns3 = simgrid::config::get_value<std::string>("network/model") == "ns-3";
+  if (ns3 && routing != Routing::SHORTEST)
+    throw std::invalid_argument("routing \"" + to_string(routing) + "\" under ns-3: only shortest paths");
+  if (is_single_switch_star(g) && !ns3) return emit_star(topology, byte_scale, configure);
   if (routing != Routing::SHORTEST) return emit_table(topology, byte_scale, configure, routing, seed);
   auto* zone = sg4::create_dijkstra_zone("ddlsim", true);
   std::vector<simgrid::kernel::routing::NetPoint*> points(boost::num_vertices(g), nullptr);

@@ -14,6 +14,13 @@ namespace sg4 = simgrid::s4u;
 
 namespace ddlsim::sim {
 namespace {
+double g_units_per_byte = 1024.0;
+}  // namespace
+
+double byte_scale() { return g_units_per_byte; }
+void set_byte_scale(double units_per_byte) { g_units_per_byte = units_per_byte; }
+
+namespace {
 int payload_token = 0;  // mailboxes refuse null payloads
 }  // namespace
 
@@ -117,7 +124,7 @@ double ScheduleExecutor::beta(int src, int dst) {
   double slowest = std::numeric_limits<double>::infinity();
   for (const auto* link : routes_[key(src, dst)]) slowest = std::min(slowest, link->get_bandwidth());
   if (!std::isfinite(slowest) || slowest <= 0) return 0.0;
-  return BYTE_SCALE / (slowest * network_.bandwidth_factor);
+  return byte_scale() / (slowest * network_.bandwidth_factor);
 }
 
 struct ScheduleExecutor::Windowed {
@@ -172,13 +179,13 @@ void ScheduleExecutor::run(int rank, models::StepSource& source, TrafficCounters
         delay = std::max(delay, k * extra + (k - 1) * alpha);
       }
       if (op.kind == models::RankOp::Kind::SEND) {
-        const auto units = static_cast<std::uint64_t>(std::llround(op.bytes / efficiency * BYTE_SCALE));
+        const auto units = static_cast<std::uint64_t>(std::llround(op.bytes / efficiency * byte_scale()));
         auto comm = mailbox(rank, peer)->put_init(&payload_token, units);
-        if (rate_cap > 0) comm->set_rate(rate_cap / efficiency * BYTE_SCALE);
+        if (rate_cap > 0) comm->set_rate(rate_cap / efficiency * byte_scale());
         comms.push_back(comm->start());
         LinkBytes::add(hosts_.at(static_cast<std::size_t>(src)), hosts_.at(static_cast<std::size_t>(dst)),
                        op.bytes / efficiency);
-        if (rate_cap > 0) FlowBounds::note_rate(*comm, rate_cap / efficiency * BYTE_SCALE);
+        if (rate_cap > 0) FlowBounds::note_rate(*comm, rate_cap / efficiency * byte_scale());
         counters.bytes_sent += op.bytes;
         counters.messages_sent += k;
         ++counters.flows;
@@ -242,7 +249,7 @@ void ScheduleExecutor::run_windowed(Windowed& w, const models::RankStep& step, T
         continue;
       }
       if (w.software != nullptr && w.software->send_overhead_s > 0) sg4::this_actor::sleep_for(w.software->send_overhead_s);
-      const auto units = static_cast<std::uint64_t>(std::llround(op.bytes / w.efficiency * BYTE_SCALE));
+      const auto units = static_cast<std::uint64_t>(std::llround(op.bytes / w.efficiency * byte_scale()));
       mailbox(w.rank, peer)->put_init(&payload_token, units)->detach();  // its receiver waits for it
       ops.push_back({false, nullptr, peer, sg4::Engine::get_clock()});
       LinkBytes::add(hosts_.at(static_cast<std::size_t>(w.rank)), hosts_.at(static_cast<std::size_t>(peer)),

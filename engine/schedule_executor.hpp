@@ -37,10 +37,12 @@
 
 namespace ddlsim::sim {
 
-/// Payload units per byte: SimGrid payloads are integers, so a transfer of b
-/// bytes is sent as round(b * BYTE_SCALE) units over links whose bandwidth is
-/// multiplied by BYTE_SCALE. Timing error from rounding is below 1/1024 byte.
-inline constexpr double BYTE_SCALE = 1024.0;
+/// Payload units per byte. At flow fidelity SimGrid payloads are integers, so a transfer of b bytes
+/// is sent as round(b * byte_scale()) units over links whose bandwidth is multiplied by it: 1024,
+/// a timing error from rounding below 1/1024 byte. At packet fidelity ns-3 sends every unit as a
+/// byte, so it is 1 (engine/engine.cpp sets it with the network model; one engine per process).
+double byte_scale();
+void set_byte_scale(double units_per_byte);
 
 using models::TrafficCounters;  // models/rank_traffic.hpp
 using models::rank_steps;

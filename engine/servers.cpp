@@ -66,14 +66,14 @@ class SimServerRuntime final : public models::ServerRuntime {
     if (ctx_.fluid_ps) {
       const double rate = credit_rate_cap(ctx_, me, worker, bytes);
       ctx_.fluid_ps->pull(server_, worker, msg, wire_units(ctx_, me, worker, bytes),
-                          rate > 0 ? rate / lib->protocol_efficiency * BYTE_SCALE : -1);
+                          rate > 0 ? rate / lib->protocol_efficiency * byte_scale() : -1);
       ctx_.result.bytes_sent_by_servers += bytes;
       ++ctx_.result.messages_sent_by_servers;
       return;
     }
     auto comm = ctx_.pull_box(server_, worker)->put_init(msg, wire_units(ctx_, me, worker, bytes));
     if (const double rate = credit_rate_cap(ctx_, me, worker, bytes); rate > 0)
-      comm->set_rate(rate / lib->protocol_efficiency * BYTE_SCALE);
+      comm->set_rate(rate / lib->protocol_efficiency * byte_scale());
     comm->detach();  // its cap is not kept across link-trace bandwidth changes (engine/flow_bounds.hpp): a detached flow is never forgotten
     ctx_.result.bytes_sent_by_servers += bytes;
     ++ctx_.result.messages_sent_by_servers;

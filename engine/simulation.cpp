@@ -11,6 +11,7 @@
 #include "engine/fiber_lane.hpp"
 #include "engine/flow_bounds.hpp"
 #include "engine/link_bytes.hpp"
+#include "engine/ns3_binding.hpp"
 #include "engine/schedule_executor.hpp"
 #include "scenario/work_estimate.hpp"
 
@@ -38,7 +39,7 @@ platforms::LinkConfigurator link_traces(const NetworkSpec& net, const platforms:
     if (bandwidth != nullptr) {
       // SimGrid 3.32 applies profile values as absolute bandwidths (in payload units per second).
       std::string text;
-      for (const auto& [t, bw] : bandwidth->bandwidth_Bps) text += fmt::format("{} {}\n", t, bw * BYTE_SCALE);
+      for (const auto& [t, bw] : bandwidth->bandwidth_Bps) text += fmt::format("{} {}\n", t, bw * byte_scale());
       link->set_bandwidth_profile(simgrid::kernel::profile::ProfileBuilder::from_string(
           fmt::format("bw-{}", counter++), text, bandwidth->period_s));
     }
@@ -133,9 +134,10 @@ SimulationResult simulate(const Scenario& scenario, const std::vector<std::strin
     worker.drained = sg4::Semaphore::create(0);
   }
   if (options.phase) options.phase("building the platform");
-  ctx.platform = platforms::emit_platform(scenario.platform.graph, BYTE_SCALE,
+  ctx.platform = platforms::emit_platform(scenario.platform.graph, byte_scale(),
                                          link_traces(scenario.network, scenario.platform.graph.graph),
                                          scenario.platform.routing, scenario.seed);
+  if (scenario.network.fidelity == Fidelity::PACKET) ns3_binding::platform_created(scenario.network.packet);
   ctx.executor = std::make_unique<ScheduleExecutor>(detail::channel_hosts(ctx), executor_network(scenario.network));
   ctx.comm_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));
   ctx.end_barrier = sg4::Barrier::create(static_cast<unsigned>(scenario.platform.workers));

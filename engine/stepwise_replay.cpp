@@ -151,8 +151,8 @@ class Replay {
         delay = std::max(delay, k * extra + (k - 1) * alpha);
       }
       if (send) {
-        Post p{at, static_cast<double>(std::llround(op.bytes / efficiency * BYTE_SCALE)),
-               rate_cap > 0 ? rate_cap / efficiency * BYTE_SCALE : -1.0};
+        Post p{at, static_cast<double>(std::llround(op.bytes / efficiency * byte_scale())),
+               rate_cap > 0 ? rate_cap / efficiency * byte_scale() : -1.0};
         auto& gets = gets_[key(src, dst)];
         if (gets.empty()) {
           puts_[key(src, dst)].push_back(p);

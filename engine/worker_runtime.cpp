@@ -196,7 +196,7 @@ void comm_stream(Context& ctx, int rank, int slot) {
             const int server_rank = ctx.group.workers + s;
             const double rate = credit_rate_cap(ctx, rank, server_rank, shard);
             ctx.fluid_ps->push(rank, s, msg, wire_units(ctx, rank, server_rank, shard),
-                               rate > 0 ? rate / lib->protocol_efficiency * BYTE_SCALE : -1, &waiter);
+                               rate > 0 ? rate / lib->protocol_efficiency * byte_scale() : -1, &waiter);
             rec.bytes_sent += shard;
             ++rec.messages_sent;
           }

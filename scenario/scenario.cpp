@@ -63,7 +63,7 @@ std::string resolve_beside(const std::string& file, const std::string& base_dir)
   return file;
 }
 
-std::string to_string(Fidelity f) { return f == Fidelity::ANALYTIC ? "analytic" : "flow"; }
+std::string to_string(Fidelity f) { return f == Fidelity::ANALYTIC ? "analytic" : f == Fidelity::FLOW ? "flow" : "packet"; }
 std::string to_string(NetworkModel m) {
   switch (m) {
     case NetworkModel::IDEAL: return "ideal";
@@ -85,12 +85,12 @@ void read_network(ObjectReader& root, Scenario& s, const std::string& base_dir) 
   try {
     ObjectReader n(calibration.network, "/network");
     std::string fidelity = n.choice("fidelity", {"analytic", "flow", "packet"}, "flow");
-    if (fidelity == "packet")
-      throw ConfigError("/network/fidelity",
-                        "\"packet\" (SimGrid's ns-3 binding) is not supported yet: the binding runs "
-                        "(engine/ns3_binding.hpp), but the engine does not yet give it whole-byte flows without rate "
-                        "caps on a routed platform; valid values here are: analytic, flow");
-    s.network.fidelity = fidelity == "analytic" ? Fidelity::ANALYTIC : Fidelity::FLOW;
+    s.network.fidelity = fidelity == "analytic" ? Fidelity::ANALYTIC : fidelity == "flow" ? Fidelity::FLOW : Fidelity::PACKET;
+    if (s.network.fidelity == Fidelity::PACKET) {
+      s.network.packet = read_packet_settings(n.object("packet"));
+    } else if (n.raw().contains("packet")) {
+      throw ConfigError(n.path_of("packet"), fmt::format("only valid with \"fidelity\": \"packet\", not \"{}\"", fidelity));
+    }
     std::string model = n.choice("model", {"ideal", "tcp", "calibrated"}, "ideal");
     s.network.model = model == "ideal" ? NetworkModel::IDEAL : model == "tcp" ? NetworkModel::TCP : NetworkModel::CALIBRATED;
     s.network.granularity =

@@ -16,6 +16,7 @@
 #include "models/sync_model.hpp"
 #include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
+#include "scenario/packet_settings.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -30,7 +31,7 @@
 
 namespace ddlsim::sim {
 
-enum class Fidelity { ANALYTIC, FLOW };
+enum class Fidelity { ANALYTIC, FLOW, PACKET };
 enum class NetworkModel { IDEAL, TCP, CALIBRATED };
 enum class Granularity { STEPWISE, PIPELINED };
 std::string to_string(Fidelity f);
@@ -111,6 +112,8 @@ struct NetworkSpec {
   /// network.push_pull_solver "simgrid": parameter-server traffic on SimGrid's LMM even where the
   /// fluid links share it the same way ("auto", engine/fluid_ps.hpp).
   bool push_pull_simgrid = false;
+  /// network.packet: TCP and queues at packet fidelity (scenario/packet_settings.hpp).
+  PacketSettings packet;
 };
 
 struct WorkloadSpec {

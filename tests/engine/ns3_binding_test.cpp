@@ -1,11 +1,12 @@
-// engine/ns3_binding.cpp: SimGrid 3.32's ns-3 binding on a platform built in C++, guarded. A star of
-// one router and split-duplex links of 10 Gbit/s (1.25e9 B/s) and 10 us; every message is a TCP
-// connection of ns-3 3.37 with SimGrid's settings (segments of 1,000 bytes, no timestamps). On the
-// wire a segment is 1,000 + 20 (IPv4) + 20 (TCP) + 2 (PPP) = 1,042 bytes, so a transfer's rate is at
-// most 1,000/1,042 of the link's and the lower bound of every time here is
-//   2 x 10 us + bytes x 1.042 / 1.25e9     (one way through two links)
-// (CM02, flow fidelity, gives 2 x 10 us + bytes / 1.25e9). Without the guard the binding aborts on
-// the 1 MB and incast cases (the receiver's FIN overtakes the sender's tail: engine/ns3_binding.hpp).
+// engine/ns3_binding.cpp: packet fidelity's transport on SimGrid 3.32's ns-3 binding. A star of one
+// router and split-duplex links of 10 Gbit/s (1.25e9 B/s) and 10 us a hop; every message rides the
+// pair's one TCP connection of ns-3 3.37 (Cubic, timestamps on). On the wire a segment of S payload
+// bytes is S + 52 (IPv4, TCP with timestamps) + 2 (PPP) bytes, so a transfer runs at most at
+// S / (S + 54) of the link's rate, and one message of b bytes that finds its connection open and its
+// window wide takes at least
+//   2 x 10 us + b x (S + 54) / S / 1.25e9 + one segment's store-and-forward at the router
+// (CM02, flow fidelity: 2 x 10 us + b / 1.25e9). The first message of a pair opens the connection
+// (one round trip more) and starts in slow start (10 segments, doubling every round trip).
 #include "engine/ns3_binding.hpp"
 
 #include <doctest/doctest.h>
@@ -32,14 +33,15 @@ namespace {
 
 constexpr double BW_Bps = 1.25e9;
 constexpr double LAT_s = 10e-6;
-constexpr double WIRE = 1042.0 / 1000.0;
+
+double wire_per_byte(const ddlsim::sim::PacketSettings& s) { return (s.segment_bytes + 54.0) / s.segment_bytes / BW_Bps; }
 
 /// A SimGrid engine on `model` and a star of `count` hosts around one router, its ns-3 routes built.
 struct Star {
   std::unique_ptr<sg4::Engine> engine;
   std::vector<sg4::Host*> hosts;
 
-  Star(const std::string& model, int count) {
+  Star(const std::string& model, int count, const ddlsim::sim::PacketSettings& settings = {}) {
     static char name[] = "ns3_binding_test";
 #ifdef NS3_TEST_THREADS
     static char threads[] = "--cfg=contexts/factory:thread";
@@ -61,98 +63,135 @@ struct Star {
       hosts.push_back(host);
     }
     zone->seal();
-    ns3b::platform_created();
+    if (model == "ns-3") ns3b::platform_created(settings);
   }
 };
 
 /// `senders` hosts each send `bytes` to host 0 at time 0; returns when the last message arrived.
-double incast(const std::string& model, double bytes, int senders) {
-  Star star(model, senders + 1);
+double incast(const std::string& model, double bytes, int senders, const ddlsim::sim::PacketSettings& settings = {}) {
+  Star star(model, senders + 1, settings);
   const auto& hosts = star.hosts;
   static int token = 0;
   for (int s = 1; s <= senders; ++s)
     sg4::Actor::create("sender", hosts[static_cast<std::size_t>(s)], [bytes, s] {
-      auto comm = sg4::Mailbox::by_name("m" + std::to_string(s))->put_async(&token, static_cast<std::uint64_t>(bytes));
-      ns3b::guard_new_flows();
-      comm->wait();
+      sg4::Mailbox::by_name("m" + std::to_string(s))->put(&token, static_cast<std::uint64_t>(bytes));
     });
   sg4::Actor::create("receiver", hosts[0], [senders] {
     std::vector<sg4::CommPtr> comms;
     std::vector<int*> got(static_cast<std::size_t>(senders), nullptr);
     for (int s = 1; s <= senders; ++s)
       comms.push_back(sg4::Mailbox::by_name("m" + std::to_string(s))->get_async<int>(&got[static_cast<std::size_t>(s - 1)]));
-    ns3b::guard_new_flows();
     sg4::Comm::wait_all(comms);
   });
   star.engine->run();
   return sg4::Engine::get_clock();
 }
 
-}  // namespace
-
-TEST_CASE("ns-3 binding: a 1 MB message that ends in slow start arrives, slower than the link allows") {
-  const double t = incast("ns-3", 1e6, 1);
-  CHECK(ns3b::guarded_flows() == 1);
-  // Handshake and slow start: above the wire's bound, and (measured 1.24 ms) under twice CM02's.
-  CHECK(t > 2 * LAT_s + 1e6 * WIRE / BW_Bps);
-  CHECK(t < 2 * (2 * LAT_s + 1e6 / BW_Bps));
-}
-
-TEST_CASE("ns-3 binding: 8 senders of 1 MB into one receiver share its link") {
-  const double t = incast("ns-3", 1e6, 8);
-  CHECK(ns3b::guarded_flows() == 8);
-  // Every byte crosses the receiver's link: at least 8 MB at its rate, less headers.
-  CHECK(t > 2 * LAT_s + 8e6 * WIRE / BW_Bps);
-  CHECK(t < 2 * (2 * LAT_s + 8e6 / BW_Bps));
-}
-
-TEST_CASE("ns-3 binding: a 30 MB transfer runs at the link's rate less the headers") {
-  const double t = incast("ns-3", 3e7, 1);
-  const double wire = 2 * LAT_s + 3e7 * WIRE / BW_Bps;
-  CHECK(t > wire);
-  CHECK(t < wire * 1.03);  // the handshake and slow start: a few RTTs of 40 us in 25 ms
-}
-
-TEST_CASE("ns-3 binding: the guard is a no-op under CM02") {
-  const double t = incast("CM02", 1e6, 2);
-  CHECK(ns3b::guarded_flows() == 0);
-  CHECK(t == doctest::Approx(2 * LAT_s + 2e6 / BW_Bps).epsilon(1e-9));
-}
-
-TEST_CASE("ns-3 binding: 300 messages in a row between two hosts each arrive once") {
-  // The binding reuses its ports and its map's keys (a socket's address) as flows end; the guard
-  // must swap each new flow's sink once and only once.
-  Star star("ns-3", 2);
-  const auto& hosts = star.hosts;
-  constexpr int MESSAGES = 300;
+/// Host 1 sends `sizes` to host 0 one after the other (each waits for the previous); the end of each.
+std::vector<double> in_a_row(const std::vector<double>& sizes, const ddlsim::sim::PacketSettings& settings = {}) {
+  Star star("ns-3", 2, settings);
   static int token = 0;
   std::vector<double> ends;
-  sg4::Actor::create("sender", hosts[1], [] {
-    for (int m = 0; m < MESSAGES; ++m) {
-      auto comm = sg4::Mailbox::by_name("box")->put_async(&token, 10000 + 1000 * (m % 7));
-      ns3b::guard_new_flows();
-      comm->wait();
-    }
+  sg4::Actor::create("sender", star.hosts[1], [&sizes] {
+    for (const double bytes : sizes) sg4::Mailbox::by_name("box")->put(&token, static_cast<std::uint64_t>(bytes));
   });
-  sg4::Actor::create("receiver", hosts[0], [&ends] {
-    for (int m = 0; m < MESSAGES; ++m) {
-      int* got = nullptr;
-      auto comm = sg4::Mailbox::by_name("box")->get_async<int>(&got);
-      ns3b::guard_new_flows();
-      comm->wait();
+  sg4::Actor::create("receiver", star.hosts[0], [&sizes, &ends] {
+    for (std::size_t m = 0; m < sizes.size(); ++m) {
+      sg4::Mailbox::by_name("box")->get<int>();
       ends.push_back(sg4::Engine::get_clock());
     }
   });
   star.engine->run();
-  CHECK(ns3b::guarded_flows() == MESSAGES);
-  REQUIRE(ends.size() == static_cast<std::size_t>(MESSAGES));
-  // Each message is at least its bytes on the wire after the previous one.
+  return ends;
+}
+
+}  // namespace
+
+TEST_CASE("ns-3 transport: a 1 MB message opens its connection and ends in slow start") {
+  const ddlsim::sim::PacketSettings s;
+  const double t = incast("ns-3", 1e6, 1);
+  CHECK(ns3b::flows_taken() == 1);
+  CHECK(ns3b::connections_opened() == 1);
+  CHECK(ns3b::packets_dropped() == 0);
+  const double rtt = 4 * LAT_s;
+  const double bound = 2 * LAT_s + 1e6 * wire_per_byte(s);
+  CHECK(t > bound + rtt);  // the handshake's round trip, then the data
+  // Slow start: 10 segments in the first round trip, doubling: 1 MB (691 segments) within 7 rounds.
+  CHECK(t < bound + 8 * rtt + 1e6 * wire_per_byte(s));
+}
+
+TEST_CASE("ns-3 transport: a second message finds its connection open and its window grown") {
+  const ddlsim::sim::PacketSettings s;
+  const auto ends = in_a_row({1e6, 1e6, 1e6});
+  REQUIRE(ends.size() == 3);
+  CHECK(ns3b::connections_opened() == 1);
+  const double bound = 2 * LAT_s + 1e6 * wire_per_byte(s);
+  CHECK(ends[2] - ends[1] < ends[0]);
+  CHECK(ends[2] - ends[1] > bound);
+}
+
+TEST_CASE("ns-3 transport: a 100 MB transfer with jumbo frames is within 1 % of the wire") {
+  ddlsim::sim::PacketSettings s;
+  s.segment_bytes = 8948;  // MTU 9000
+  const double t = incast("ns-3", 1e8, 1, s);
+  const double wire = 2 * LAT_s + 1e8 * wire_per_byte(s);
+  CHECK(t > wire);
+  CHECK(t < wire * 1.01);
+}
+
+TEST_CASE("ns-3 transport: zero-byte messages end in order behind the pair's earlier bytes") {
+  const ddlsim::sim::PacketSettings s;
+  const auto ends = in_a_row({0, 1e5, 0});
+  REQUIRE(ends.size() == 3);
+  CHECK(ends[0] == doctest::Approx(0).epsilon(1e-12));
+  CHECK(ends[2] == doctest::Approx(ends[1]).epsilon(1e-12));
+}
+
+TEST_CASE("ns-3 transport: 8 senders into one receiver share its link without loss in a deep queue") {
+  const ddlsim::sim::PacketSettings s;
+  const double t = incast("ns-3", 1e6, 8);
+  CHECK(ns3b::flows_taken() == 8);
+  CHECK(ns3b::packets_dropped() == 0);
+  CHECK(t > 2 * LAT_s + 8e6 * wire_per_byte(s));
+  CHECK(t < 1.2 * (2 * LAT_s + 8e6 * wire_per_byte(s)));
+}
+
+TEST_CASE("ns-3 transport: 8 senders into a 20-packet switch port lose packets and wait for timeouts") {
+  ddlsim::sim::PacketSettings s;
+  s.queue_packets = 20;
+  const double t = incast("ns-3", 1e6, 8, s);
+  CHECK(ns3b::packets_dropped() > 0);
+  CHECK(t > s.min_rto_s);
+}
+
+TEST_CASE("ns-3 transport: a no-op under CM02") {
+  const double t = incast("CM02", 1e6, 2);
+  CHECK(ns3b::flows_taken() == 0);
+  CHECK(t == doctest::Approx(2 * LAT_s + 2e6 / BW_Bps).epsilon(1e-9));
+}
+
+TEST_CASE("ns-3 transport: 300 messages in a row on one connection each arrive once and in order") {
+  const ddlsim::sim::PacketSettings s;
+  std::vector<double> sizes;
+  for (int m = 0; m < 300; ++m) sizes.push_back(10000 + 1000 * (m % 7));
+  const auto ends = in_a_row(sizes);
+  CHECK(ns3b::flows_taken() == 300);
+  CHECK(ns3b::connections_opened() == 1);
+  REQUIRE(ends.size() == sizes.size());
   double previous = 0;
   bool ordered = true;
-  for (int m = 0; m < MESSAGES; ++m) {
-    const double bytes = 10000 + 1000 * (m % 7);
-    ordered = ordered && ends[static_cast<std::size_t>(m)] - previous > 2 * LAT_s + bytes * WIRE / BW_Bps;
-    previous = ends[static_cast<std::size_t>(m)];
+  for (std::size_t m = 0; m < sizes.size(); ++m) {
+    ordered = ordered && ends[m] - previous > 2 * LAT_s + sizes[m] * wire_per_byte(s);
+    previous = ends[m];
   }
   CHECK(ordered);
+}
+
+TEST_CASE("ns-3 transport: FQ-CoDel with ECN shares the receiver's port among 8 senders") {
+  ddlsim::sim::PacketSettings s;
+  s.queue = ddlsim::sim::QueueDiscipline::FQ_CODEL;
+  s.ecn = true;
+  const double t = incast("ns-3", 1e6, 8, s);
+  CHECK(t > 2 * LAT_s + 8e6 * wire_per_byte(s));
+  CHECK(t < 1.2 * (2 * LAT_s + 8e6 * wire_per_byte(s)));
 }

@@ -45,7 +45,7 @@ Topology build(const std::string& name, const json& params, int workers, int ser
 void check_emitted_routes(const std::string& name, const json& params, int workers, int servers, Routing routing) {
   const Topology t = build(name, params, workers, servers);
   sim::EngineSession session({}, sim::NetworkSpec{});
-  const auto platform = emit_platform(t, sim::BYTE_SCALE, {}, routing, SEED);
+  const auto platform = emit_platform(t, sim::byte_scale(), {}, routing, SEED);
   const RouteTable table(t, routing, SEED);
   std::vector<const EdgeProps*> edge;
   for (auto e : boost::make_iterator_range(boost::edges(t.graph))) edge.push_back(&t.graph[e]);

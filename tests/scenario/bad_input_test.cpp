@@ -99,10 +99,32 @@ TEST_CASE("unknown names list the valid ones") {
                                     "names are: {}\n",
                                     ddlsim::join_names(ddlsim::models::CollectiveRegistry::instance().names())));
   doc = good();
-  doc["network"] = {{"fidelity", "packet"}};
-  CHECK(run_bad_doc(doc) == "ddlsim: error: /network/fidelity: \"packet\" (SimGrid's ns-3 binding) is not supported "
-                            "yet: the binding runs (engine/ns3_binding.hpp), but the engine does not yet give it "
-                            "whole-byte flows without rate caps on a routed platform; valid values here are: analytic, flow\n");
+  doc["network"] = {{"fidelity", "packet"}, {"model", "tcp"}};
+  CHECK(run_bad_doc(doc) == "ddlsim: error: /network/model: \"tcp\" and \"calibrated\" are flow fidelity's models; at "
+                            "packet fidelity ns-3 sends every segment and TCP is set in network.packet (\"tcp\", "
+                            "\"segment_bytes\", ...): remove \"model\"\n");
+  doc = good();
+  doc["network"] = {{"fidelity", "packet"}, {"software", "gloo"}};
+  CHECK(run_bad_doc(doc).rfind("ddlsim: error: /network/software/protocol_efficiency: ", 0) == 0);
+  doc = good();
+  doc["network"] = {{"fidelity", "packet"}, {"software", {{"preset", "gloo"}, {"protocol_efficiency", 1}}}};
+  CHECK(run_bad_doc(doc) == "ddlsim: error: /network/software/rendezvous: preset \"gloo\": a library's receiver-ready "
+                            "handshakes are not sent as packets yet; set \"rendezvous\": \"none\" (the per-message "
+                            "overheads and the call cost stay), or use \"fidelity\": \"flow\"\n");
+  doc = good();
+  doc["network"] = {{"fidelity", "packet"}, {"packet", {{"tcp", "reno"}}}};
+  CHECK(run_bad_doc(doc).rfind("ddlsim: error: /network/packet/tcp: unknown value \"reno\"; valid values are: cubic, "
+                               "newreno, linux_reno, bbr,", 0) == 0);
+  doc = good();
+  doc["network"] = {{"fidelity", "packet"}, {"packet", {{"ecn", true}}}};
+  CHECK(run_bad_doc(doc) == "ddlsim: error: /network/packet/ecn: ECN needs a queue that marks: set \"queue\": "
+                            "\"fq_codel\" (a drop-tail queue only drops)\n");
+  doc = good();
+  doc["network"] = {{"fidelity", "packet"}, {"packet", {{"segment_bytes", 70000}}}};
+  CHECK(run_bad_doc(doc).rfind("ddlsim: error: /network/packet/segment_bytes: ", 0) == 0);
+  doc = good();
+  doc["network"] = {{"fidelity", "flow"}, {"packet", {{"tcp", "bbr"}}}};
+  CHECK(run_bad_doc(doc) == "ddlsim: error: /network/packet: only valid with \"fidelity\": \"packet\", not \"flow\"\n");
   doc = good();
   doc["network"] = {{"fidelity", "exact"}};
   CHECK(run_bad_doc(doc) == "ddlsim: error: /network/fidelity: unknown value \"exact\"; valid values are: analytic, flow, "
