@@ -138,9 +138,11 @@ std::vector<std::uintptr_t> find_empty_maps() {
   std::vector<std::uintptr_t> out;
   if (seg.begin == 0) return out;
   static_assert(sizeof(FlowTable) == 48, "libstdc++'s std::map: comparator, 32-byte header, count");
+  // The sink map itself is there too unless the executable holds it (a copy relocation: GCC's PIE).
+  const auto sinks = reinterpret_cast<std::uintptr_t>(&sink_from_sock);
   for (std::uintptr_t a = (seg.begin + 7) & ~std::uintptr_t{7}; a + sizeof(FlowTable) <= seg.end; a += 8) {
     auto word = [a](std::size_t offset) { return *reinterpret_cast<const std::uintptr_t*>(a + offset); };
-    if (word(16) == 0 && word(24) == a + 8 && word(32) == a + 8 && word(40) == 0) out.push_back(a);
+    if (a != sinks && word(16) == 0 && word(24) == a + 8 && word(32) == a + 8 && word(40) == 0) out.push_back(a);
   }
   return out;
 }
