@@ -10,6 +10,7 @@
 #include "engine/collective_compare.hpp"
 #include "app/compare_estimate.hpp"
 #include "app/estimate_options.hpp"
+#include "scenario/packet_checks.hpp"
 #include "scenario/scenario.hpp"
 #include "scenario/work_estimate.hpp"
 
@@ -38,7 +39,15 @@ CollectivesCommand::CollectivesCommand(CLI::App& app) {
       "direct-connect topologies), added only when ps runs; default 1 when --algorithms names ps, else 0 (ps is then "
       "listed as not run)");
   server_bw_opt_ = c->add_option("--server-bandwidth", server_bandwidth_, "bandwidth of each server's link (default: --bandwidth)");
-  c->add_option("--fidelity", fidelity_, "analytic (closed forms) or flow (also simulate)")->capture_default_str();
+  c->add_option("--fidelity", fidelity_,
+                "analytic (closed forms), flow (also simulate) or packet (also simulate every segment with ns-3)")
+      ->capture_default_str();
+  warmup_opt_ = c->add_option("--warmup", warmup_,
+                              "untimed runs of each algorithm before the timed one (0 to 100; default 1 at packet "
+                              "fidelity, where they open the TCP connections and grow their windows, else 0)");
+  packet_opt_ = c->add_option("--packet", packet_,
+                              "packet fidelity's TCP and queue settings (network.packet) as JSON, e.g. "
+                              "'{\"segment_bytes\": 8948}' (default: a Linux host's; docs/scenario.md)");
   c->add_option("--granularity", granularity_, "stepwise or pipelined (flow fidelity)")->capture_default_str();
   c->add_option("--solver", solver_,
                 "flow fidelity: auto (schedules whose transfers never share a link are replayed without SimGrid's "
@@ -108,7 +117,17 @@ int CollectivesCommand::run(const Invocation& invocation) const {
   auto check = [&](const std::string& key, const std::vector<std::string>& choices) {
     return as_option(key, [&] { return flags.choice(key, choices, ""); });
   };
-  req.simulate = check("fidelity", {"analytic", "flow"}) == "flow";
+  const std::string fidelity = check("fidelity", {"analytic", "flow", "packet"});
+  req.simulate = fidelity != "analytic";
+  req.network.fidelity = fidelity == "analytic" ? Fidelity::ANALYTIC : fidelity == "flow" ? Fidelity::FLOW : Fidelity::PACKET;
+  if (req.network.fidelity == Fidelity::PACKET)
+    req.network.packet = read_packet_settings(ObjectReader(parse_json_option(packet_, "--packet"), "--packet"));
+  else if (packet_opt_->count() > 0)
+    throw ConfigError("--packet", fmt::format("only valid with --fidelity packet, not \"{}\"", fidelity));
+  if (warmup_opt_->count() > 0 && !req.simulate)
+    throw ConfigError("--warmup", "only valid when simulating (--fidelity flow or packet): closed forms have no rounds");
+  req.warmup_rounds = warmup_opt_->count() > 0 ? static_cast<int>(checked_integer(json(warmup_), "--warmup", 0, 100))
+                                               : req.network.fidelity == Fidelity::PACKET ? 1 : 0;
   req.network.granularity =
       check("granularity", {"stepwise", "pipelined"}) == "stepwise" ? Granularity::STEPWISE : Granularity::PIPELINED;
   req.replay = check("solver", {"auto", "simgrid"}) == "auto";
@@ -128,6 +147,10 @@ int CollectivesCommand::run(const Invocation& invocation) const {
   }
   // Given, even empty, it must name a routing ("" is no default).
   if (routing_opt_->count() > 0) req.routing = platforms::parse_routing(check("routing", platforms::routing_names()));
+  if (req.network.fidelity == Fidelity::PACKET) {
+    if (!req.routing) req.routing = platforms::Routing::SHORTEST;  // ns-3 routes by shortest paths on every topology
+    check_packet_network(req.network, *req.routing, {"--model", "--software", "--routing"});
+  }
   auto& registry = models::CollectiveRegistry::instance();
   for (const auto& a : algorithms_) registry.check_name(a, "--algorithms", "collective");
   req.algorithms = algorithms_;

@@ -27,12 +27,12 @@ class CollectivesCommand final : public Command {
 
  private:
   CLI::App* command_ = nullptr;
-  CLI::Option *servers_opt_ = nullptr, *server_bw_opt_ = nullptr, *latency_factor_opt_ = nullptr,
+  CLI::Option *packet_opt_ = nullptr, *warmup_opt_ = nullptr, *servers_opt_ = nullptr, *server_bw_opt_ = nullptr, *latency_factor_opt_ = nullptr,
               *bandwidth_factor_opt_ = nullptr, *call_cost_opt_ = nullptr, *routing_opt_ = nullptr,
               *software_opt_ = nullptr;
-  std::int64_t workers_ = 8, servers_ = 0, seed_ = 1;
+  std::int64_t workers_ = 8, servers_ = 0, seed_ = 1, warmup_ = 0;
   double latency_factor_ = 1.0, bandwidth_factor_ = 1.0;
-  std::string bytes_ = "100MiB", bandwidth_ = "25Gbps", latency_ = "1us", topology_ = "star", fidelity_ = "flow",
+  std::string bytes_ = "100MiB", bandwidth_ = "25Gbps", latency_ = "1us", topology_ = "star", fidelity_ = "flow", packet_ = "{}",
               granularity_ = "stepwise", solver_ = "auto", model_ = "ideal", topology_params_ = "{}", params_ = "{}", server_bandwidth_,
               routing_, call_cost_ = "10us", software_;
   std::vector<std::string> algorithms_;

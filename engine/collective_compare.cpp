@@ -242,6 +242,9 @@ void simulate_rows(const CompareRequest& req, const std::vector<std::string>& en
     simgrid_rows = true;
   }
   if (!simgrid_rows) return;
+  // The warm-up rounds run untimed first (packet fidelity: they open the pairs' TCP connections and
+  // grow their windows, as a library's start and a measurement's warm-up rounds do).
+  const int rounds = 1 + req.warmup_rounds;
   auto barrier = sg4::Barrier::create(static_cast<unsigned>(ranks));
   for (int r = 0; r < ranks; ++r) {
     sg4::Actor::create(fmt::format("rank-{}", r), platform.hosts[static_cast<std::size_t>(r)], session.guard([&, r]() {
@@ -249,17 +252,20 @@ void simulate_rows(const CompareRequest& req, const std::vector<std::string>& en
         if (!c.rows[i].applicable || c.rows[i].replayed) continue;
         const auto& algo = models::resolve(*c.algorithms[i], group, req.bytes, ab_of[i]);
         const auto call = call_of(req, algo, group, ab_of[i]);
-        TrafficCounters traffic;
-        barrier->wait();
-        const double t0 = sg4::Engine::get_clock();
-        if (r < group.workers && call.call_cost_s > 0) sg4::this_actor::sleep_for(call.call_cost_s);
-        if (r < group.workers || algo.uses_servers()) {
-          const auto steps = rank_steps(algo, r, group, req.bytes, stepwise);
-          executor.run(r, *steps, traffic, nullptr, call.software.get());
+        for (int round = 0; round < rounds; ++round) {
+          TrafficCounters traffic;
+          barrier->wait();
+          const double t0 = sg4::Engine::get_clock();
+          if (r < group.workers && call.call_cost_s > 0) sg4::this_actor::sleep_for(call.call_cost_s);
+          if (r < group.workers || algo.uses_servers()) {
+            const auto steps = rank_steps(algo, r, group, req.bytes, stepwise);
+            executor.run(r, *steps, traffic, nullptr, call.software.get());
+          }
+          barrier->wait();
+          if (round + 1 < rounds) continue;
+          c.rows[i].flows += traffic.flows;
+          if (r == 0) c.rows[i].simulated_s = sg4::Engine::get_clock() - t0;
         }
-        c.rows[i].flows += traffic.flows;
-        barrier->wait();
-        if (r == 0) c.rows[i].simulated_s = sg4::Engine::get_clock() - t0;
       }
     }));
   }

@@ -40,6 +40,9 @@ struct CompareRequest {
   /// Flow fidelity: lockstep schedules whose transfers never share a link are replayed without
   /// SimGrid's actors (engine/stepwise_replay.hpp; the same times); false: always SimGrid (--solver).
   bool replay = true;
+  /// Untimed runs of each algorithm before the timed one (--warmup; packet fidelity: the pairs' TCP
+  /// connections open and their windows grown, as in a measurement's warm-up rounds).
+  int warmup_rounds = 0;
   std::vector<std::string> algorithms;  // empty: every registered algorithm
   json params = json::object();         // algorithm name -> its params object (--params)
   /// Called once the topology, the group and the closed forms are made, before anything is

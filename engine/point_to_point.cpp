@@ -54,7 +54,7 @@ const models::SoftwareCost* library(const Context& ctx) {
 
 double credit_rate_cap(const Context& ctx, int src, int dst, double bytes) {
   const auto* lib = library(ctx);
-  if (lib == nullptr || lib->rendezvous != models::Rendezvous::CREDIT) return -1;
+  if (lib == nullptr || lib->rendezvous != models::Rendezvous::CREDIT || !ctx.executor->network().rate_caps) return -1;
   const double alpha = ctx.executor->latency(src, dst) * ctx.executor->network().latency_factor;
   const auto m = lib->message(bytes, alpha, ctx.executor->beta(src, dst));
   return m.per_byte_s > m.wire_per_byte_s ? 1.0 / m.per_byte_s : -1;

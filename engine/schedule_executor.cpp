@@ -15,6 +15,12 @@ namespace sg4 = simgrid::s4u;
 namespace ddlsim::sim {
 namespace {
 double g_units_per_byte = 1024.0;
+
+/// A message that waits for its receiver's ready notice before it leaves.
+bool waits_for_receiver(const models::SoftwareCost& software, double bytes) {
+  return (software.rendezvous == models::Rendezvous::MESSAGE || software.rendezvous == models::Rendezvous::SEGMENT) &&
+         bytes > software.eager_limit_bytes && bytes > 0;
+}
 }  // namespace
 
 double byte_scale() { return g_units_per_byte; }
@@ -171,10 +177,15 @@ void ScheduleExecutor::run(int rank, models::StepSource& source, TrafficCounters
       if (software != nullptr || k > 1) {
         const double alpha = latency(src, dst) * network_.latency_factor;
         double extra = 0;
-        if (software != nullptr) {
+        if (software != nullptr && network_.rate_caps) {
           const auto m = software->message(op.bytes / k, alpha, beta(src, dst));
           extra = software->send_overhead_s + software->recv_overhead_s + m.latency_s - alpha;
           if (m.per_byte_s > m.wire_per_byte_s) rate_cap = 1.0 / m.per_byte_s;
+        } else if (software != nullptr) {
+          // Packet fidelity: ns-3's TCP carries and paces the data; a receiver-ready handshake is
+          // one notice across the path before it (models/software_cost.hpp: `message`, `segment`
+          // above the eager limit; credits are posted up front).
+          extra = software->send_overhead_s + software->recv_overhead_s + (waits_for_receiver(*software, op.bytes / k) ? alpha : 0);
         }
         delay = std::max(delay, k * extra + (k - 1) * alpha);
       }

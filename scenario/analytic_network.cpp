@@ -104,6 +104,7 @@ ExecutorNetwork executor_network(const NetworkSpec& network) {
     out.bandwidth_factor = TCP_BANDWIDTH_FACTOR;
   }
   out.software = network.software;
+  out.rate_caps = network.fidelity != Fidelity::PACKET;
   return out;
 }
 

@@ -15,6 +15,9 @@ struct ExecutorNetwork {
   double latency_factor = 1;
   double bandwidth_factor = 1;
   std::shared_ptr<const models::SoftwareCost> software;
+  /// False at packet fidelity: ns-3's TCP paces every flow, and SimGrid's binding takes no rate
+  /// (a library's receiver-ready waits are still slept, its window caps are not applied).
+  bool rate_caps = true;
 };
 
 }  // namespace ddlsim::sim

@@ -1,5 +1,6 @@
 // ddlsim: settings that are valid one by one but not together -- refused,
 // because the engine would otherwise ignore one of them silently.
+#include "scenario/packet_checks.hpp"
 #include "scenario/scenario.hpp"
 
 #include <boost/graph/graph_traits.hpp>
@@ -20,42 +21,40 @@ void check_gpus_per_node(const platforms::Topology& topology, int workers, bool 
                                         g, given ? "" : " (the default)", workers, workers % g));
 }
 
+void check_packet_network(const NetworkSpec& net, platforms::Routing routing, const PacketCheckPaths& paths) {
+  if (net.model != NetworkModel::IDEAL)
+    throw ConfigError(paths.model,
+                      "\"tcp\" and \"calibrated\" are flow fidelity's models; at packet fidelity ns-3 sends every "
+                      "segment and TCP is set in network.packet (\"tcp\", \"segment_bytes\", ...): remove \"model\"");
+  if (routing != platforms::Routing::SHORTEST)
+    throw ConfigError(paths.routing,
+                      fmt::format("\"{}\": ns-3 routes every packet on its own shortest paths (global routing); use "
+                                  "\"shortest\", or \"fidelity\": \"flow\" for multipath routing",
+                                  platforms::to_string(routing)));
+  if (const auto& sw = net.software) {
+    auto check = [&paths](const models::SoftwareCost& cost) {
+      if (cost.protocol_efficiency != 1)
+        throw ConfigError(paths.software + "/protocol_efficiency",
+                          fmt::format("{} (preset \"{}\"): at packet fidelity ns-3 puts every header on the wire; set "
+                                      "\"protocol_efficiency\": 1",
+                                      cost.protocol_efficiency, cost.preset));
+    };
+    check(*sw);
+    for (const auto& protocol : sw->protocols) check(*protocol);
+  }
+}
+
 namespace {
 
 /// Packet fidelity runs ns-3 through SimGrid's binding (engine/ns3_binding.hpp): what it cannot
 /// carry is refused here, each with what to do instead.
 void check_packet(const Scenario& s) {
   if (s.network.fidelity != Fidelity::PACKET) return;
-  if (s.network.model != NetworkModel::IDEAL)
-    throw ConfigError("/network/model",
-                      "\"tcp\" and \"calibrated\" are flow fidelity's models; at packet fidelity ns-3 sends every "
-                      "segment and TCP is set in network.packet (\"tcp\", \"segment_bytes\", ...): remove \"model\"");
+  check_packet_network(s.network, s.platform.routing, {"/network/model", "/network/software", "/platform/routing"});
   if (!s.network.link_traces.empty())
     throw ConfigError("/network/link_traces",
                       "SimGrid's ns-3 binding cannot change a link's bandwidth or latency during a run; use "
                       "\"fidelity\": \"flow\" for link traces");
-  if (s.platform.routing != platforms::Routing::SHORTEST)
-    throw ConfigError("/platform/routing",
-                      fmt::format("\"{}\": ns-3 routes every packet on its own shortest paths (global routing); use "
-                                  "\"shortest\", or \"fidelity\": \"flow\" for multipath routing",
-                                  platforms::to_string(s.platform.routing)));
-  if (const auto& sw = s.network.software) {
-    auto check = [](const models::SoftwareCost& cost, const std::string& path) {
-      if (cost.protocol_efficiency != 1)
-        throw ConfigError(path + "/protocol_efficiency",
-                          fmt::format("{} (preset \"{}\"): at packet fidelity ns-3 puts every header on the wire; set "
-                                      "\"protocol_efficiency\": 1",
-                                      cost.protocol_efficiency, cost.preset));
-      if (cost.rendezvous != models::Rendezvous::NONE)
-        throw ConfigError(path + "/rendezvous",
-                          fmt::format("preset \"{}\": a library's receiver-ready handshakes are not sent as packets "
-                                      "yet; set \"rendezvous\": \"none\" (the per-message overheads and the call "
-                                      "cost stay), or use \"fidelity\": \"flow\"",
-                                      cost.preset));
-    };
-    check(*sw, "/network/software");
-    for (const auto& protocol : sw->protocols) check(*protocol, "/network/software");
-  }
   // SimGrid's binding counts a message's bytes in 32 bits (SgFlow::total_bytes_).
   if (const double model_bytes = s.workload.worker.profile.grad_bytes(); model_bytes > 4294967295.0)
     throw ConfigError("/network/fidelity",

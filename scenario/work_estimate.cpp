@@ -33,6 +33,29 @@ CallShape call_shape(const WorkPlan& w, double bytes) {
   }
 }
 
+/// The mean number of links between worker 0 and every other host (breadth-first).
+double mean_hops(const platforms::Topology& topo) {
+  const auto& g = topo.graph;
+  if (topo.workers.empty()) return 1;
+  std::vector<int> depth(boost::num_vertices(g), -1);
+  std::vector<platforms::Vertex> queue{topo.workers.front()};
+  depth[queue.front()] = 0;
+  for (std::size_t head = 0; head < queue.size(); ++head)
+    for (auto e : boost::make_iterator_range(boost::out_edges(queue[head], g)))
+      if (const auto v = boost::target(e, g); depth[v] < 0) {
+        depth[v] = depth[queue[head]] + 1;
+        queue.push_back(v);
+      }
+  double sum = 0, hosts = 0;
+  for (const auto& group : {topo.workers, topo.servers})
+    for (const auto v : group)
+      if (v != topo.workers.front() && depth[v] > 0) {
+        sum += depth[v];
+        hosts += 1;
+      }
+  return hosts > 0 ? sum / hosts : 1;
+}
+
 std::string layers_path(const Scenario& s) {
   return s.workload.profile_file.empty() ? "/workload/synthetic/layers" : "/workload/profile";
 }
@@ -53,7 +76,11 @@ CallShape collective_call_shape(const models::Collective& algo, int rank, const 
   CallShape shape{0, static_cast<double>(source->held()), 0, 0};
   for (models::RankStep step; source->next(step);) {
     double sends = 0;
-    for (const auto& op : step.ops) sends += op.kind == models::RankOp::Kind::SEND ? 1 : 0;
+    for (const auto& op : step.ops) {
+      if (op.kind != models::RankOp::Kind::SEND) continue;
+      sends += 1;
+      shape.bytes_sent += op.bytes;
+    }
     shape.sends += sends;
     shape.shared += sends * sends;
     shape.widest = std::max(shape.widest, sends);
@@ -138,6 +165,7 @@ void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<
   const Scenario& s = w.scenario;
   const auto& sync = *s.training.sync_model;
   const double n = c.n;
+  double wire_bytes = 0;  // payload every rank sends per iteration (packet fidelity's packets)
   if (sync.traits().uses_collective) {
     if (s.network.fidelity == Fidelity::ANALYTIC) {
       if (!c.fibers)
@@ -151,6 +179,7 @@ void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<
         auto found = shapes.find(bytes);
         if (found == shapes.end()) found = shapes.emplace(bytes, call_shape(w, bytes)).first;
         sends += found->second.sends;
+        wire_bytes += n * found->second.bytes_sent;
         shared += found->second.shared;
         held = std::max(held, found->second.steps);
         widest = std::max(widest, found->second.widest);
@@ -185,6 +214,7 @@ void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<
     // own events (engine/fluid_ps.hpp); on SimGrid's LMM the flows into one server share its
     // link, and each start and end re-shares the bandwidth among all of them.
     const double ps_flows = 2 * n * c.servers * c.buckets;
+    wire_bytes += 2 * n * w.plan.profile->grad_bytes();
     if (push_pull_fluid_refusal(s).empty()) {
       per_iteration.push_back({"parameter-server flows (fluid links)", "/platform/parameter_servers", ps_flows * FLUID_FLOW_S, 0});
     } else {
@@ -199,6 +229,14 @@ void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<
     const double messages = n * peers * (sync.events_unit().empty() ? 1.0 : std::max(1.0, c.layers));
     per_iteration.push_back({"point-to-point messages", "/training/sync/params", messages * MESSAGE_S, 0});
     flows += messages;
+    wire_bytes += n * peers * w.plan.profile->grad_bytes();
+  }
+  if (s.network.fidelity == Fidelity::PACKET) {
+    // ns-3 handles every segment and every ACK (one per two segments) at every hop of its path.
+    const double segments = wire_bytes / s.network.packet.segment_bytes;
+    const double packet_hops = segments * 1.5 * mean_hops(s.platform.graph);
+    per_iteration.push_back({"ns-3 packets", "/network/packet/segment_bytes", packet_hops * PACKET_HOP_S, 0});
+    events += packet_hops;
   }
 }
 

@@ -75,6 +75,7 @@ struct CallShape {
   double steps = 0;
   double shared = 0;
   double widest = 0;
+  double bytes_sent = 0;  // by the rank, over the call
 };
 CallShape collective_call_shape(const models::Collective& algo, int rank, const models::CollectiveGroup& group,
                                 double bytes, bool stepwise);

@@ -107,11 +107,6 @@ TEST_CASE("unknown names list the valid ones") {
   doc["network"] = {{"fidelity", "packet"}, {"software", "gloo"}};
   CHECK(run_bad_doc(doc).rfind("ddlsim: error: /network/software/protocol_efficiency: ", 0) == 0);
   doc = good();
-  doc["network"] = {{"fidelity", "packet"}, {"software", {{"preset", "gloo"}, {"protocol_efficiency", 1}}}};
-  CHECK(run_bad_doc(doc) == "ddlsim: error: /network/software/rendezvous: preset \"gloo\": a library's receiver-ready "
-                            "handshakes are not sent as packets yet; set \"rendezvous\": \"none\" (the per-message "
-                            "overheads and the call cost stay), or use \"fidelity\": \"flow\"\n");
-  doc = good();
   doc["network"] = {{"fidelity", "packet"}, {"packet", {{"tcp", "reno"}}}};
   CHECK(run_bad_doc(doc).rfind("ddlsim: error: /network/packet/tcp: unknown value \"reno\"; valid values are: cubic, "
                                "newreno, linux_reno, bbr,", 0) == 0);
@@ -122,6 +117,11 @@ TEST_CASE("unknown names list the valid ones") {
   doc = good();
   doc["network"] = {{"fidelity", "packet"}, {"packet", {{"segment_bytes", 70000}}}};
   CHECK(run_bad_doc(doc).rfind("ddlsim: error: /network/packet/segment_bytes: ", 0) == 0);
+  doc = good();
+  doc["network"] = {{"fidelity", "packet"}};
+  doc["platform"]["routing"] = "ecmp";
+  CHECK(run_bad_doc(doc) == "ddlsim: error: /platform/routing: \"ecmp\": ns-3 routes every packet on its own shortest "
+                            "paths (global routing); use \"shortest\", or \"fidelity\": \"flow\" for multipath routing\n");
   doc = good();
   doc["network"] = {{"fidelity", "flow"}, {"packet", {{"tcp", "bbr"}}}};
   CHECK(run_bad_doc(doc) == "ddlsim: error: /network/packet: only valid with \"fidelity\": \"packet\", not \"flow\"\n");

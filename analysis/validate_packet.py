@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""Score packet fidelity against flow fidelity on real collectives (docs/validation.md, "Packet fidelity").
+
+    analysis/validate_packet.py MEASUREMENTS.csv [MORE.csv ...] [--ddlsim build/ddlsim] [--markdown]
+        [--csv PREDICTIONS.csv]
+
+Every row of the measurement CSVs (tools/measure_collectives.py) is predicted by `ddlsim collectives`
+on a star whose links have the row's rate and half its one-way delay (a path crosses two links), the
+row's collective (gloo's own ring, `gloo_ring`, for its `library` all-reduce), at flow and at packet
+fidelity, with the same software on both sides:
+
+* `ideal`: no software cost but the 10 us call;
+* `gloo, no header factor`: the gloo preset (its call, send and receive costs, its receiver-ready
+  notices) without its protocol efficiency, since ns-3 sends the headers itself: at packet fidelity a
+  notice waits the path's latency and TCP paces the data;
+* `gloo preset` at flow fidelity alone: the whole preset, for reference.
+
+Packet fidelity times each collective's third run, after two untimed ones (`--warmup 2`, the lab's
+own protocol: its connections open and its windows grown). The script prints median and max |predicted / measured - 1|, the mean signed error and the
+rows too fast / too slow, for all rows, messages of at most 64 KiB, larger ones, and the parameter-
+server rows (incast at the server's link). Bad input exits 2 with one line.
+"""
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+PROG = "validate_packet.py"
+LIBRARY = {"allreduce": "gloo_ring", "allgather": "ring_allgather", "broadcast": "binomial_broadcast",
+           "reduce_scatter": "ring_reduce_scatter"}
+GLOO_WIRELESS = json.dumps({"preset": "gloo", "protocol_efficiency": 1})
+MODELS = [
+    ("flow, ideal", ["--fidelity", "flow", "--call-cost", "10us"]),
+    ("packet, ideal", ["--fidelity", "packet", "--warmup", "2", "--call-cost", "10us"]),
+    ("flow, gloo, no header factor", ["--fidelity", "flow", "--software", GLOO_WIRELESS]),
+    ("packet, gloo, no header factor", ["--fidelity", "packet", "--warmup", "2", "--software", GLOO_WIRELESS]),
+    ("flow, gloo preset", ["--fidelity", "flow", "--software", "gloo"]),
+]
+SMALL_BYTES = 64 * 1024
+
+
+def fail(message):
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_rows(path):
+    rows = []
+    with open(path) as f:
+        lines = [line for line in f if line.strip() and not line.lstrip().startswith("#")]
+    if not lines:
+        fail(f"{path}: no header line")
+    for row in csv.DictReader(lines):
+        for key in ("op", "algorithm", "ranks", "servers", "bytes", "seconds", "bandwidth_bps", "latency_s"):
+            if not row.get(key):
+                fail(f"{path}: a row has no \"{key}\"")
+        rows.append(row)
+    return rows
+
+
+def predict(ddlsim, row, options):
+    algorithm = LIBRARY[row["op"]] if row["algorithm"] == "library" else row["algorithm"]
+    argv = [ddlsim, "collectives", "-n", row["ranks"], "-m", row["bytes"], "-b", f"{float(row['bandwidth_bps'])}bps",
+            "-l", f"{float(row['latency_s']) / 2}s", "--algorithms", algorithm, "--csv"] + options
+    if int(row["servers"]) > 0:
+        argv += ["--servers", row["servers"]]
+    result = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if result.returncode != 0:
+        fail(f"{' '.join(argv)} exited {result.returncode}: {result.stderr.strip()}")
+    table = list(csv.DictReader(result.stdout.splitlines()))
+    if not table:
+        fail(f"{' '.join(argv)} printed no row")
+    return float(table[0]["simulated_time_s"])
+
+
+def stats(errors):
+    if not errors:
+        return None
+    absolute = sorted(abs(e) for e in errors)
+    n = len(absolute)
+    median = absolute[n // 2] if n % 2 else (absolute[n // 2 - 1] + absolute[n // 2]) / 2
+    return {"rows": n, "median": median, "max": absolute[-1], "mean": sum(errors) / n,
+            "fast": sum(1 for e in errors if e < 0), "slow": sum(1 for e in errors if e > 0)}
+
+
+def format_table(title, entries, markdown):
+    out = [title]
+    if markdown:
+        out += ["", "| model | rows | median abs error | max | mean | too fast / too slow |", "|---|---|---|---|---|---|"]
+    else:
+        out.append(f"{'model':<26} {'rows':>5} {'median':>8} {'max':>8} {'mean':>8} {'fast/slow':>10}")
+    for name, s in entries:
+        if s is None:
+            continue
+        cells = (s["rows"], f"{100 * s['median']:.1f} %", f"{100 * s['max']:.1f} %", f"{100 * s['mean']:+.1f} %",
+                 f"{s['fast']} / {s['slow']}")
+        if markdown:
+            out.append(f"| {name} | " + " | ".join(str(c) for c in cells) + " |")
+        else:
+            out.append(f"{name:<26} {cells[0]:>5} {cells[1]:>8} {cells[2]:>8} {cells[3]:>8} {cells[4]:>10}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
+    ap.add_argument("measurements", nargs="+", help="measurement CSVs (tools/measure_collectives.py)")
+    ap.add_argument("--ddlsim", default=os.path.join(ROOT, "build", "ddlsim"), help="the ddlsim binary")
+    ap.add_argument("--markdown", action="store_true", help="print Markdown tables")
+    ap.add_argument("--csv", help="write every row's predictions here")
+    args = ap.parse_args(argv)
+    if not os.path.exists(args.ddlsim):
+        fail(f"--ddlsim: no ddlsim binary at {args.ddlsim}")
+    rows = []
+    for path in args.measurements:
+        if not os.path.exists(path):
+            fail(f"{path}: no such file")
+        rows += read_rows(path)
+    errors = {name: [] for name, _ in MODELS}
+    predicted = []
+    for row in rows:
+        measured = float(row["seconds"])
+        out = dict(row)
+        for name, options in MODELS:
+            t = predict(args.ddlsim, row, options)
+            errors[name].append((row, t / measured - 1))
+            out[name] = t
+        predicted.append(out)
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(predicted[0].keys()))
+            writer.writeheader()
+            writer.writerows(predicted)
+    classes = [("all rows", lambda r: True),
+               (f"messages of at most {SMALL_BYTES // 1024} KiB", lambda r: float(r["bytes"]) <= SMALL_BYTES),
+               (f"messages above {SMALL_BYTES // 1024} KiB", lambda r: float(r["bytes"]) > SMALL_BYTES),
+               ("parameter server (incast at the server's link)", lambda r: int(r["servers"]) > 0)]
+    for title, keep in classes:
+        entries = [(name, stats([e for r, e in errors[name] if keep(r)])) for name, _ in MODELS]
+        if any(entries_stats is not None for _, entries_stats in entries):
+            print(format_table(title, entries, args.markdown))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
