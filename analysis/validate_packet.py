@@ -28,6 +28,8 @@ import os
 import subprocess
 import sys
 
+from validate_collectives import format_table, stats  # the same error table
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 PROG = "validate_packet.py"
 LIBRARY = {"allreduce": "gloo_ring", "allgather": "ring_allgather", "broadcast": "binomial_broadcast",
@@ -75,34 +77,6 @@ def predict(ddlsim, row, options):
     if not table:
         fail(f"{' '.join(argv)} printed no row")
     return float(table[0]["simulated_time_s"])
-
-
-def stats(errors):
-    if not errors:
-        return None
-    absolute = sorted(abs(e) for e in errors)
-    n = len(absolute)
-    median = absolute[n // 2] if n % 2 else (absolute[n // 2 - 1] + absolute[n // 2]) / 2
-    return {"rows": n, "median": median, "max": absolute[-1], "mean": sum(errors) / n,
-            "fast": sum(1 for e in errors if e < 0), "slow": sum(1 for e in errors if e > 0)}
-
-
-def format_table(title, entries, markdown):
-    out = [title]
-    if markdown:
-        out += ["", "| model | rows | median abs error | max | mean | too fast / too slow |", "|---|---|---|---|---|---|"]
-    else:
-        out.append(f"{'model':<26} {'rows':>5} {'median':>8} {'max':>8} {'mean':>8} {'fast/slow':>10}")
-    for name, s in entries:
-        if s is None:
-            continue
-        cells = (s["rows"], f"{100 * s['median']:.1f} %", f"{100 * s['max']:.1f} %", f"{100 * s['mean']:+.1f} %",
-                 f"{s['fast']} / {s['slow']}")
-        if markdown:
-            out.append(f"| {name} | " + " | ".join(str(c) for c in cells) + " |")
-        else:
-            out.append(f"{name:<26} {cells[0]:>5} {cells[1]:>8} {cells[2]:>8} {cells[3]:>8} {cells[4]:>10}")
-    return "\n".join(out) + "\n"
 
 
 def main(argv=None):
