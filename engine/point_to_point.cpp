@@ -36,8 +36,7 @@ void check_peer(const Context& ctx, int rank, int peer, const char* what) {
 
 /// True when the library makes a receive announce itself (gloo's NOTIFY_RECV_READY).
 bool notifies(const models::SoftwareCost* lib) {
-  return lib != nullptr &&
-         (lib->rendezvous == models::Rendezvous::MESSAGE || lib->rendezvous == models::Rendezvous::SEGMENT);
+  return lib != nullptr && lib->sends_ready_notices();
 }
 
 ReadyNotices& notices_of(Context& ctx, int src, int dst, int tag) {

@@ -16,11 +16,6 @@ namespace ddlsim::sim {
 namespace {
 double g_units_per_byte = 1024.0;
 
-/// A message that waits for its receiver's ready notice before it leaves.
-bool waits_for_receiver(const models::SoftwareCost& software, double bytes) {
-  return (software.rendezvous == models::Rendezvous::MESSAGE || software.rendezvous == models::Rendezvous::SEGMENT) &&
-         bytes > software.eager_limit_bytes && bytes > 0;
-}
 }  // namespace
 
 double byte_scale() { return g_units_per_byte; }
@@ -185,7 +180,7 @@ void ScheduleExecutor::run(int rank, models::StepSource& source, TrafficCounters
           // Packet fidelity: ns-3's TCP carries and paces the data; a receiver-ready handshake is
           // one notice across the path before it (models/software_cost.hpp: `message`, `segment`
           // above the eager limit; credits are posted up front).
-          extra = software->send_overhead_s + software->recv_overhead_s + (waits_for_receiver(*software, op.bytes / k) ? alpha : 0);
+          extra = software->send_overhead_s + software->recv_overhead_s + (software->waits_for_receiver(op.bytes / k) ? alpha : 0);
         }
         delay = std::max(delay, k * extra + (k - 1) * alpha);
       }
@@ -237,8 +232,7 @@ void ScheduleExecutor::drain(Windowed& w) {
 
 void ScheduleExecutor::run_windowed(Windowed& w, const models::RankStep& step, TrafficCounters& counters) {
   while (w.posted.size() >= step.window) wait_step(w);
-  const bool notices = w.software != nullptr && (w.software->rendezvous == models::Rendezvous::MESSAGE ||
-                                                 w.software->rendezvous == models::Rendezvous::SEGMENT);
+  const bool notices = w.software != nullptr && w.software->sends_ready_notices();
   std::vector<Windowed::Op> ops;
   for (int pass = 0; pass < 2; ++pass)  // receives are posted first (allreduce.cc 309-318)
     for (const auto& op : step.ops) {

@@ -11,8 +11,7 @@ namespace ddlsim::models {
 SoftwareCost::Message SoftwareCost::message(double bytes, double alpha_s, double beta_s_per_byte) const {
   const double wire = beta_s_per_byte / protocol_efficiency;
   Message m{alpha_s, wire, wire};
-  const bool handshake = rendezvous != Rendezvous::NONE && bytes > eager_limit_bytes && bytes > 0;
-  if (!handshake) return m;
+  if (!handshakes(bytes)) return m;
   if (rendezvous == Rendezvous::CREDIT) {  // credits posted up front: no wait for the first k segments
     const double n = segment_bytes > 0 ? std::ceil(bytes / segment_bytes) : 1;
     if (n <= segments_in_flight) return m;

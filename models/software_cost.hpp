@@ -79,6 +79,18 @@ struct SoftwareCost {
     return send_overhead_s == 0 && recv_overhead_s == 0 && protocol_efficiency == 1 && rendezvous == Rendezvous::NONE;
   }
 
+  /// A message of `bytes` that meets the handshake: rendezvous on and above the eager limit.
+  [[nodiscard]] bool handshakes(double bytes) const {
+    return rendezvous != Rendezvous::NONE && bytes > eager_limit_bytes && bytes > 0;
+  }
+  /// A receiver that announces each receive to its sender (gloo's NOTIFY_RECV_READY): message and
+  /// segment rendezvous; credits are posted up front instead.
+  [[nodiscard]] bool sends_ready_notices() const {
+    return rendezvous == Rendezvous::MESSAGE || rendezvous == Rendezvous::SEGMENT;
+  }
+  /// A message of `bytes` that leaves only once its receiver's ready notice has crossed the path.
+  [[nodiscard]] bool waits_for_receiver(double bytes) const { return sends_ready_notices() && handshakes(bytes); }
+
   struct Message {
     double latency_s = 0;        // the message's latency term (alpha for ideal software), overheads excluded
     double per_byte_s = 0;       // time per payload byte of one uncontended flow (beta for ideal software)

@@ -165,7 +165,7 @@ void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<
   const Scenario& s = w.scenario;
   const auto& sync = *s.training.sync_model;
   const double n = c.n;
-  double wire_bytes = 0;  // payload every rank sends per iteration (packet fidelity's packets)
+  double wire_bytes = 0;  // payload all the ranks together send per iteration (packet fidelity's packets)
   if (sync.traits().uses_collective) {
     if (s.network.fidelity == Fidelity::ANALYTIC) {
       if (!c.fibers)

@@ -150,7 +150,7 @@ class Program {
       o_send_ = sw->send_overhead_s;
       o_recv_ = sw->recv_overhead_s;
       eta_ = sw->protocol_efficiency;
-      notices_ = sw->rendezvous == Rendezvous::MESSAGE || sw->rendezvous == Rendezvous::SEGMENT;
+      notices_ = sw->sends_ready_notices();
       eager_limit_ = sw->eager_limit_bytes;
     }
   }
