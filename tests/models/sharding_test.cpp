@@ -14,7 +14,7 @@ using namespace ddlsim::models;
 
 namespace {
 
-std::string refused(const Sharding& s) {
+std::string sharding_refusal(const Sharding& s) {
   try {
     check_sharding(s);
   } catch (const std::invalid_argument& e) {
@@ -120,14 +120,14 @@ TEST_CASE("sharding: the gathered units' peak is the largest unit, or with prefe
 }
 
 TEST_CASE("sharding: refusals name the field and the valid values") {
-  CHECK(refused({4, 8, 8}) == "stage: expected 0, 1, 2 or 3, got 4");
-  CHECK(refused({-1, 8, 8}) == "stage: expected 0, 1, 2 or 3, got -1");
-  CHECK(refused({3, 0, 1}) == "ranks: expected at least 1, got 0");
-  CHECK(refused({3, 8, 3}) == "shard_ranks: expected a divisor of the 8 ranks, got 3");
-  CHECK(refused({3, 8, 16}) == "shard_ranks: expected a divisor of the 8 ranks, got 16");
-  CHECK(refused({3, 8, 0}) == "shard_ranks: expected a divisor of the 8 ranks, got 0");
-  CHECK(refused({0, 8, 4}) == "shard_ranks: stage 0 shards nothing, so it has no shard group of 4 ranks; use stage 1, 2 or 3");
-  CHECK(refused({3, 8, 4}) == "accepted");
+  CHECK(sharding_refusal(Sharding{4, 8, 8}) == "stage: expected 0, 1, 2 or 3, got 4");
+  CHECK(sharding_refusal(Sharding{-1, 8, 8}) == "stage: expected 0, 1, 2 or 3, got -1");
+  CHECK(sharding_refusal(Sharding{3, 0, 1}) == "ranks: expected at least 1, got 0");
+  CHECK(sharding_refusal(Sharding{3, 8, 3}) == "shard_ranks: expected a divisor of the 8 ranks, got 3");
+  CHECK(sharding_refusal(Sharding{3, 8, 16}) == "shard_ranks: expected a divisor of the 8 ranks, got 16");
+  CHECK(sharding_refusal(Sharding{3, 8, 0}) == "shard_ranks: expected a divisor of the 8 ranks, got 0");
+  CHECK(sharding_refusal(Sharding{0, 8, 4}) == "shard_ranks: stage 0 shards nothing, so it has no shard group of 4 ranks; use stage 1, 2 or 3");
+  CHECK(sharding_refusal(Sharding{3, 8, 4}) == "accepted");
   CHECK_THROWS_AS((void)rank_memory(1e6, {3, 8, 3}), std::invalid_argument);
   CHECK_THROWS_AS((void)rank_traffic(1e6, {5, 8, 8}), std::invalid_argument);
 }
