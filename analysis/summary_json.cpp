@@ -146,7 +146,10 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["sync_settings"] = sc.training.sync_model->settings();
   j["sync_settings"].update(sc.workload.worker.settings);
   j["aggregation"] = aggregation_name(sc);
-  j["collective"] = sc.training.sync_model->traits().uses_collective ? sc.training.collective.name : "none";
+  j["collective"] = sc.training.sharding.enabled()                     ? "ring_allgather+ring_reduce_scatter"
+                    : sc.training.sync_model->traits().uses_collective ? sc.training.collective.name
+                                                                       : "none";
+  if (sc.training.sharding.enabled()) j["sharding"] = sim::sharding_settings(sc);
   j["compressor"] = sc.training.compressor.name;
   j["fidelity"] = sim::to_string(sc.network.fidelity);
   j["network_model"] = sim::to_string(sc.network.model);
@@ -186,7 +189,9 @@ nlohmann::json to_json(const sim::Scenario& sc, const sim::SimulationResult& res
   j["samples_per_worker_iteration"] = sc.workload.worker.samples;
   j["batch_scaling"] = sc.workload.batch_scaled ? "linear" : "none";
   j["buckets_per_iteration"] = result.buckets;
-  j.update(sim::bucketing_settings(sc.training.bucketing));  // policy, its sizes, max_inflight
+  // Under a per-unit sharding strategy the units replace the buckets (sharding.units).
+  if (!models::gathers_per_unit(sc.training.sharding.strategy))
+    j.update(sim::bucketing_settings(sc.training.bucketing));  // policy, its sizes, max_inflight
   j["overlap"] = sc.training.bucketing.overlap;
   j["iteration_time_s"] = s.iteration_time_s;
   j["iteration_time_median_s"] = s.iteration_time_median_s;

@@ -55,6 +55,18 @@ const models::Collective& RunState::gradient_collective(int iteration, double t,
   return models::resolve(*scenario->training.collective_algorithm, group, bytes, pick);
 }
 
+const models::Collective& RunState::request_collective(const models::CommRequest& request, int iteration, double t) {
+  if (request.kind == models::CommRequest::Kind::ALLGATHER) return *plan.all_gather;
+  if (request.kind == models::CommRequest::Kind::REDUCE_SCATTER) return *plan.reduce_scatter;
+  return gradient_collective(iteration, t, request.bytes);
+}
+
+std::string RunState::request_collective_name(const models::CommRequest& request, int iteration, double t) {
+  if (request.kind == models::CommRequest::Kind::ALLGATHER) return "ring_allgather";
+  if (request.kind == models::CommRequest::Kind::REDUCE_SCATTER) return "ring_reduce_scatter";
+  return gradient_collective_name(iteration, t, request.bytes);
+}
+
 std::string RunState::gradient_collective_name(int iteration, double t, double bytes) {
   if (!adaptive && network->constant()) return scenario->plan->gradient_collective_name(bytes);
   const models::AlphaBeta pick = resolution_ab(iteration, t);

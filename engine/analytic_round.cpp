@@ -13,8 +13,17 @@ std::string collective_name(const RunState& ctx, const models::CollectiveGroup& 
   return name.empty() ? ctx.scenario->training.collective.name : name;
 }
 
+namespace {
+
+/// The round worker `state` takes part in next: its iteration's first, or the one after its last.
+std::pair<int, int> round_key(int iteration, const WorkerState& state) {
+  return {iteration, state.round_iteration == iteration ? state.round_seq : 0};
+}
+
+}  // namespace
+
 void post_analytic_arrivals(RunState& ctx, int iteration, const WorkerState& state) {
-  auto& round = ctx.rounds[iteration];
+  auto& round = ctx.rounds[round_key(iteration, state)];
   round.arrival.resize(ctx.plan.buckets.size(), -1.0);
   round.resolved.resize(ctx.plan.buckets.size());
   for (const auto& item : state.analytic_pending)
@@ -22,14 +31,16 @@ void post_analytic_arrivals(RunState& ctx, int iteration, const WorkerState& sta
         std::max(round.arrival[static_cast<std::size_t>(item.request.bucket)], item.submit_s);
 }
 
-double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerState& state) {
-  auto& round = ctx.rounds[iteration];
+double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerState& state, int through_bucket) {
+  const auto key = round_key(iteration, state);
+  auto& round = ctx.rounds[key];
   const int slot = ctx.slot(rank);
   // max_inflight > 1: the collectives share the network (engine/concurrent_comm.cpp); else one at a time.
   const auto spans = ctx.scenario->training.bucketing.max_inflight > 1
                          ? concurrent_spans(ctx, state.analytic_pending, round.arrival)
                          : std::vector<AnalyticSpan>{};
-  double end = 0, last = 0;
+  // The stream runs one request at a time: none starts before what earlier rounds resolved has ended.
+  double end = state.stream_free_s, last = 0, through = -1;
   IterationRecord* rec = nullptr;  // of the iteration the previous item belongs to
   int rec_iteration = -1;
   for (std::size_t i = 0; i < state.analytic_pending.size(); ++i) {
@@ -43,8 +54,8 @@ double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerStat
     const bool known = rank != 0 && memo.algorithm != nullptr && memo.start_s == start && memo.bytes == item.request.bytes;
     const models::Collective* chosen = memo.algorithm;
     if (!known) {
-      chosen = &ctx.gradient_collective(item.iteration, start, item.request.bytes);
-      if (rank == 0) ctx.note_collective(item.iteration, ctx.gradient_collective_name(item.iteration, start, item.request.bytes));
+      chosen = &ctx.request_collective(item.request, item.iteration, start);
+      if (rank == 0) ctx.note_collective(item.iteration, ctx.request_collective_name(item.request, item.iteration, start));
     }
     const auto& algo = *chosen;
     if (!spans.empty()) {
@@ -59,6 +70,7 @@ double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerStat
     }
     if (!known) memo = AnalyticRound::Resolved{start, item.request.bytes, end, chosen};
     last = std::max(last, end);
+    if (item.request.bucket == through_bucket) through = last;
     if (rec == nullptr || rec_iteration != item.iteration) {
       rec = &ctx.record(slot, item.iteration);
       rec_iteration = item.iteration;
@@ -90,12 +102,15 @@ double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerStat
         add_traffic(schedule_traffic(algo.rank_phases(ctx.group.workers + s, ctx.group, item.request.bytes)),
                     ctx.result.bytes_sent_by_servers, ctx.result.messages_sent_by_servers);
     if (ctx.traced(rank, item.iteration))
-      ctx.trace(rank, 1 + (spans.empty() ? 0 : spans[i].slot), fmt::format("bucket {}", b), "allreduce", own,
-                end - own);
+      ctx.trace(rank, 1 + (spans.empty() ? 0 : spans[i].slot), fmt::format("bucket {}", b),
+                request_category(item.request.kind), own, end - own);
   }
   state.analytic_pending.clear();
-  if (++round.readers == ctx.simulated_workers()) ctx.rounds.erase(iteration);
-  return last;
+  state.stream_free_s = std::max(state.stream_free_s, last);
+  state.round_seq = key.first == state.round_iteration ? state.round_seq + 1 : 1;
+  state.round_iteration = key.first;
+  if (++round.readers == ctx.simulated_workers()) ctx.rounds.erase(key);
+  return through >= 0 ? through : last;
 }
 
 }  // namespace ddlsim::sim::detail

@@ -177,7 +177,9 @@ class FiberRuntime final : public LazyRuntime {
   FiberRuntime(RunState& ctx, int rank, FiberEngine& engine) : LazyRuntime(ctx, rank), engine_(engine) {}
 
   void submit(const models::CommRequest& request) override {
-    if (request.kind != models::CommRequest::Kind::ALLREDUCE || !request.group.empty())
+    using K = models::CommRequest::Kind;
+    if ((request.kind != K::ALLREDUCE && request.kind != K::ALLGATHER && request.kind != K::REDUCE_SCATTER) ||
+        !request.group.empty())
       unsupported("a parameter-server or subgroup request");
     ctx_.workers[static_cast<std::size_t>(slot_)].analytic_pending.push_back(queued(request));
   }
@@ -204,7 +206,7 @@ class FiberRuntime final : public LazyRuntime {
     engine_.rendezvous(slot_, clock_s_);
     clock_s_ = engine_.now();
   }
-  void wait_stream(WorkerState&) override { unsupported("a communication stream"); }
+  void wait_stream(WorkerState&, std::int64_t) override { unsupported("a communication stream"); }
   double point_to_point_busy_s(double, double) override { return 0; }
 
  private:

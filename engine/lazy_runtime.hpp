@@ -20,9 +20,10 @@ std::string collective_name(const RunState& ctx, const models::CollectiveGroup& 
 /// iteration's round (the per-bucket latest arrival over all workers), before the rendezvous.
 void post_analytic_arrivals(RunState& ctx, int iteration, const WorkerState& state);
 /// After every worker has posted (the rendezvous): bucket b runs from max(all arrivals, end of
-/// b-1) for its closed form, identically on every worker; records its arrival, busy time, traffic
-/// and timeline row, clears the pending all-reduces and returns when the last one ends.
-double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerState& state);
+/// b-1, the end of what earlier rounds resolved) for its closed form, identically on every worker;
+/// records its arrival, busy time, traffic and timeline row, clears the pending requests and
+/// returns when the last one ends, or with `through_bucket` >= 0 when that bucket's ends.
+double resolve_analytic_round(RunState& ctx, int rank, int iteration, WorkerState& state, int through_bucket = -1);
 
 /// The engine-independent part of a worker's Runtime. Compute is accumulated and slept lazily
 /// (only when the worker interacts with communication), which is exact because compute touches
@@ -70,19 +71,8 @@ class LazyRuntime : public models::Runtime {
     current().compute_s = compute_s;
   }
 
-  void wait_comm() override {
-    flush();
-    auto& state = ctx_.workers[static_cast<std::size_t>(slot_)];
-    const double t0 = clock();
-    if (!state.analytic_pending.empty()) {
-      post_analytic_arrivals(ctx_, iteration_, state);
-      rendezvous();
-      const double last = resolve_analytic_round(ctx_, rank_, iteration_, state);
-      if (last > clock()) sleep_until(last);
-    }
-    if (state.outstanding > 0) wait_stream(state);
-    current().exposed_comm_s += clock() - t0;
-  }
+  void wait_comm() override { wait_until(-1); }
+  void wait_comm_through(int bucket) override { wait_until(bucket); }
 
   void iteration_begin(int iteration) override {
     flush();
@@ -118,14 +108,30 @@ class LazyRuntime : public models::Runtime {
   virtual void sleep_until(double time_s) = 0;
   /// Blocks until every worker has posted its analytic arrivals for the iteration.
   virtual void rendezvous() = 0;
-  /// Blocks until the communication stream has finished every request queued on it.
-  virtual void wait_stream(WorkerState& state) = 0;
+  /// Blocks until the communication stream has finished the first `target` requests queued on it.
+  virtual void wait_stream(WorkerState& state, std::int64_t target) = 0;
   /// Time the worker's point-to-point operations kept it busy within [start, end].
   virtual double point_to_point_busy_s(double start_s, double end_s) = 0;
 
   void flush() {
     if (debt_ > 0) sleep_for(debt_);
     debt_ = 0;
+  }
+  /// wait_comm (`bucket` < 0) or wait_comm_through(bucket): the analytic round first, then the stream.
+  void wait_until(int bucket) {
+    flush();
+    auto& state = ctx_.workers[static_cast<std::size_t>(slot_)];
+    const double t0 = clock();
+    if (!state.analytic_pending.empty()) {
+      post_analytic_arrivals(ctx_, iteration_, state);
+      rendezvous();
+      const double last = resolve_analytic_round(ctx_, rank_, iteration_, state, bucket);
+      if (last > clock()) sleep_until(last);
+    }
+    const auto seq = state.bucket_seq.find(bucket);
+    const std::int64_t target = bucket < 0 || seq == state.bucket_seq.end() ? state.submitted : seq->second;
+    if (state.finished < target) wait_stream(state, target);
+    current().exposed_comm_s += clock() - t0;
   }
   /// `request` as queued now: submitted at now(), or at the next cycle (Horovod's launch wait).
   [[nodiscard]] QueuedComm queued(const models::CommRequest& request) {

@@ -43,6 +43,15 @@ struct WorkerState {
   std::deque<QueuedComm> queue;
   int outstanding = 0;                                     // submitted and not finished
   bool waiting = false;
+  std::int64_t submitted = 0;    // requests queued on the stream so far
+  std::int64_t finished = 0;     // of which finished (in order: the stream is FIFO)
+  std::int64_t wait_target = 0;  // the compute actor waits until `finished` reaches it
+  std::map<int, std::int64_t> bucket_seq;  // per bucket: the `submitted` count its last request made
+  /// Analytic fidelity: when the stream is free of what earlier rounds resolved, and which round of
+  /// which iteration this worker posts to next (a sharded iteration waits several times).
+  double stream_free_s = 0;
+  int round_iteration = -1;
+  int round_seq = 0;
   std::vector<QueuedComm> analytic_pending;  // analytic fidelity: all-reduces resolved at wait_comm
   /// Analytic fidelity: what this rank sends per all-reduce, by bucket (the last one it ran), and
   /// every one it ran (a rotated root or another collective or size in a later iteration).
@@ -107,7 +116,7 @@ struct RunState {
   std::shared_ptr<const models::LogicalGraph> graph;  // the sync model's logical graph, if it has one
   std::vector<WorkerState> workers;
   std::vector<std::deque<double>> collective_jobs;   // per server: collectives (bytes) it must serve
-  std::map<int, AnalyticRound> rounds;               // analytic fidelity, by iteration
+  std::map<std::pair<int, int>, AnalyticRound> rounds;  // analytic fidelity, by iteration and round in it
   std::unique_ptr<AdaptiveRun> adaptive;             // training.adaptive_compression
   std::map<int, models::AlphaBeta> iteration_ab;     // flow fidelity under link traces: "auto"'s network, by iteration
   std::map<int, double> iteration_pick_s;            // ... and when it was taken
@@ -163,7 +172,12 @@ struct RunState {
   /// compression, what the plan resolved at load (RunPlan::gradient_collective); else the pick with
   /// resolution_ab and resolution_group at that moment.
   const models::Collective& gradient_collective(int iteration, double t, double bytes);
+  /// What request `request` of `iteration` starting at `t` runs: the plan's all-gather or
+  /// reduce-scatter (sharded data parallelism), else gradient_collective.
+  const models::Collective& request_collective(const models::CommRequest& request, int iteration, double t);
   std::string gradient_collective_name(int iteration, double t, double bytes);
+  /// request_collective's name in the records.
+  std::string request_collective_name(const models::CommRequest& request, int iteration, double t);
   /// Records that `iteration` ran its gradient collective with `name` (worker 0's calls).
   void note_collective(int iteration, const std::string& name);
 };
@@ -191,6 +205,9 @@ inline void add_traffic(const TrafficCounters& c, double& bytes, std::int64_t& m
   bytes += c.bytes_sent;
   messages += c.messages_sent;
 }
+
+/// A request's kind as the timeline's category ("allreduce", "allgather", ...).
+const char* request_category(models::CommRequest::Kind kind);
 
 /// The ranks of a schedule rotated so that `root` plays rank 0 (empty for root 0: as is).
 std::vector<int> rotation(int workers, int root);

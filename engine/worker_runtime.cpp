@@ -32,7 +32,9 @@ class SimRuntime final : public LazyRuntime, public models::PeerComm {
     if (!request.group.empty()) check_subgroup(request.group);
     const QueuedComm item = queued(request);
     // Subgroup all-reduces run as flows at every fidelity (point_to_point_fidelity in summary.json).
-    if (ctx_.analytic() && request.kind == models::CommRequest::Kind::ALLREDUCE && request.group.empty()) {
+    using K = models::CommRequest::Kind;
+    const bool collective = request.kind == K::ALLREDUCE || request.kind == K::ALLGATHER || request.kind == K::REDUCE_SCATTER;
+    if (ctx_.analytic() && collective && request.group.empty()) {
       state.analytic_pending.push_back(item);
       return;
     }
@@ -40,6 +42,7 @@ class SimRuntime final : public LazyRuntime, public models::PeerComm {
     // sleeps once per wait_comm instead of once per bucket.
     state.queue.push_back(item);
     ++state.outstanding;
+    state.bucket_seq[request.bucket] = ++state.submitted;
     sim_.sim_workers[static_cast<std::size_t>(rank_)].queued->release();
   }
 
@@ -87,7 +90,8 @@ class SimRuntime final : public LazyRuntime, public models::PeerComm {
   void sleep_for(double seconds) override { sg4::this_actor::sleep_for(seconds); }
   void sleep_until(double time_s) override { sg4::this_actor::sleep_until(time_s); }
   void rendezvous() override { sim_.comm_barrier->wait(); }
-  void wait_stream(WorkerState& state) override {
+  void wait_stream(WorkerState& state, std::int64_t target) override {
+    state.wait_target = target;
     state.waiting = true;
     sim_.sim_workers[static_cast<std::size_t>(rank_)].drained->acquire();
   }
@@ -118,6 +122,17 @@ void run_worker(Context& ctx, int rank, const models::SyncModel& sync) {
   runtime.finish();
 }
 
+const char* request_category(models::CommRequest::Kind kind) {
+  switch (kind) {
+    case models::CommRequest::Kind::ALLREDUCE: return "allreduce";
+    case models::CommRequest::Kind::PUSH_PULL: return "push_pull";
+    case models::CommRequest::Kind::PULL: return "pull";
+    case models::CommRequest::Kind::ALLGATHER: return "allgather";
+    case models::CommRequest::Kind::REDUCE_SCATTER: return "reduce_scatter";
+  }
+  return "?";
+}
+
 std::vector<int> rotation(int workers, int root) {
   std::vector<int> out;
   if (root == 0) return out;
@@ -140,7 +155,7 @@ void comm_stream(Context& ctx, int rank, int slot) {
     const double t0 = sg4::Engine::get_clock();
     if (state.running++ == 0) state.busy_since = t0;
     auto& iteration = ctx.record(rank, item.iteration);
-    if (req.kind == models::CommRequest::Kind::ALLREDUCE) {
+    if (req.kind != models::CommRequest::Kind::PUSH_PULL && req.kind != models::CommRequest::Kind::PULL) {
       if (req.group.empty()) iteration.arrivals.at(static_cast<std::size_t>(req.bucket)) = t0;
       if (coll.uses_servers() && rank == 0)
         for (std::size_t s = 0; s < ctx.collective_jobs.size(); ++s) {
@@ -149,8 +164,8 @@ void comm_stream(Context& ctx, int rank, int slot) {
         }
       if (req.group.empty()) {
         // "auto" picks its algorithm for this platform's alpha and beta (at this iteration).
-        const auto& algo = ctx.gradient_collective(item.iteration, t0, req.bytes);
-        if (rank == 0) ctx.note_collective(item.iteration, ctx.gradient_collective_name(item.iteration, t0, req.bytes));
+        const auto& algo = ctx.request_collective(req, item.iteration, t0);
+        if (rank == 0) ctx.note_collective(item.iteration, ctx.request_collective_name(req, item.iteration, t0));
         // Every call pays its launch and handshake cost before its first message; its messages pay
         // its protocol's costs (the `nccl` preset picks one per call, as the closed form does).
         const auto call = call_protocol(ctx, algo, req.bytes, ctx.network->at(t0));
@@ -234,11 +249,10 @@ void comm_stream(Context& ctx, int rank, int slot) {
     if (--state.running == 0) iteration.comm_busy_s += t1 - state.busy_since;  // the union of the spans
     if (ctx.traced(rank, item.iteration))
       ctx.trace(rank, 1 + slot, req.bucket >= 0 ? fmt::format("bucket {}", req.bucket) : std::string("control"),
-                req.kind == models::CommRequest::Kind::ALLREDUCE ? "allreduce"
-                : req.kind == models::CommRequest::Kind::PULL    ? "pull"
-                                                                 : "push_pull",
+                request_category(req.kind),
                 t0, t1 - t0);
-    if (--state.outstanding == 0 && state.waiting) {
+    --state.outstanding;
+    if (++state.finished >= state.wait_target && state.waiting) {
       state.waiting = false;
       sim.drained->release();
     }

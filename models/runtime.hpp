@@ -41,6 +41,9 @@ struct CommRequest {
     PUSH_PULL,  // push bytes/S to each of the S servers, then pull bytes/S back from each
     PULL,       // pull bytes/S back from each of the S servers without pushing (ordered_gradients'
                 // unselected workers); the servers answer once they have the update
+    ALLGATHER,       // sharded data parallelism: gather `bytes` of parameters (bytes/N from each worker)
+                     // with the plan's all-gather (TrainingPlan::sharded, models/sharding.hpp)
+    REDUCE_SCATTER,  // sharded data parallelism: reduce `bytes` of gradients, each worker keeping bytes/N
   };
   Kind kind = Kind::ALLREDUCE;
   int bucket = 0;
@@ -83,6 +86,9 @@ class WorkerCompute {
   virtual void submit(const CommRequest& request) = 0;
   /// Blocks until every submitted communication has finished.
   virtual void wait_comm() = 0;
+  /// Blocks until the last request submitted for `bucket`, and every request queued before it on
+  /// the stream (FIFO), has finished; what was queued after it may still run. By default wait_comm.
+  virtual void wait_comm_through(int /*bucket*/) { wait_comm(); }
 };
 
 /// A worker's per-iteration records, and the per-iteration decisions the run makes for it.

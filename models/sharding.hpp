@@ -26,7 +26,7 @@
 // (G - 1) / G of the gathered or reduced data in a group of G).
 #pragma once
 
-#include <string>
+#include <cstddef>
 #include <vector>
 
 namespace ddlsim::models {
@@ -82,5 +82,58 @@ void check_sharding(const Sharding& sharding);
 /// two consecutive units.
 [[nodiscard]] double peak_gathered_bytes(const std::vector<double>& unit_parameters, bool prefetch,
                                          const StateBytes& bytes = {});
+
+/// A strategy by name (training.sharding.strategy): ZeRO's stages as DeepSpeed runs them, FSDP's
+/// sharding strategies as PyTorch runs them (docs/scenario.md, "Sharded data parallelism").
+enum class ShardingStrategy { NONE, ZERO1, ZERO2, ZERO3, FSDP_FULL_SHARD, FSDP_SHARD_GRAD_OP, FSDP_HYBRID_SHARD };
+/// FSDP's backward_prefetch: when the all-gather of the unit that runs backward next is issued.
+enum class BackwardPrefetch { PRE, POST, NONE };
+
+/// ZeRO's stage a strategy shards to (0 for NONE).
+[[nodiscard]] int stage_of(ShardingStrategy strategy);
+/// True for the strategies that all-gather each unit's parameters before its forward (FSDP's, and
+/// ZeRO-3); false for ZeRO-1 and ZeRO-2, which keep every parameter and all-gather after the step.
+[[nodiscard]] bool gathers_per_unit(ShardingStrategy strategy);
+
+/// A unit: the contiguous layers [first_layer, end_layer) in forward order whose parameters are
+/// gathered and whose gradients are reduce-scattered together (FSDP's wrapped module, one flat
+/// parameter; ZeRO-3's prefetch granule).
+struct ShardedUnit {
+  std::size_t first_layer = 0;
+  std::size_t end_layer = 0;
+  double bytes = 0;       // gradient bytes in the profile's dtype: what its all-gather and reduce-scatter carry
+  double parameters = 0;
+};
+
+/// The profile's layers cut into `count` contiguous units of about equal gradient bytes, in forward
+/// order: a unit closes once it holds (bytes not yet in a closed unit) / (units still open); the
+/// last takes the rest. Layers without gradient bytes join the unit they sit in. 1 <= count <=
+/// layers (else invalid_argument).
+[[nodiscard]] std::vector<ShardedUnit> make_units(const std::vector<double>& layer_bytes,
+                                                  const std::vector<double>& layer_parameters, int count);
+
+/// One collective of a sharded iteration: which of TrainingPlan::buckets it is.
+enum class ShardedCollective { ALL_GATHER, REDUCE_SCATTER, REPLICA_ALL_REDUCE };
+
+/// What a sharded iteration communicates, in the order of the plan's buckets (each collective is a
+/// bucket of its own, so the engine records its arrival, busy time and traffic like a gradient
+/// bucket's). Built by plan_sharded_iteration; replayed by replay_sharded_iteration.
+struct ShardedPlan {
+  ShardingStrategy strategy = ShardingStrategy::NONE;
+  Sharding sharding;
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::PRE;
+  /// Per-unit strategies: the units in forward order. ZeRO-1/2: the gradient buckets in backward
+  /// order (TrainingPlan's usual buckets), each reduce-scattered, then all-gathered after the step.
+  std::vector<ShardedUnit> units;
+  std::vector<int> forward_gather;   // per unit: its all-gather before its forward (empty: none)
+  std::vector<int> backward_gather;  // per unit: its all-gather before its backward (empty: none)
+  std::vector<int> reduce_scatter;   // per unit (ZeRO-1/2: per gradient bucket)
+  std::vector<int> replica_reduce;   // hybrid: per unit, its shard all-reduced across the replicas
+  std::vector<int> step_gather;      // ZeRO-1/2: per gradient bucket, after the optimizer step
+  /// Per plan bucket: what it runs and its bytes (the collective's M: gathered output, reduced input).
+  std::vector<ShardedCollective> kinds;
+  /// The optimizer step's share each rank runs: 1 / shard group (it updates its shard only).
+  double optimizer_fraction = 1;
+};
 
 }  // namespace ddlsim::models

@@ -110,13 +110,17 @@ void run_push_pull_worker(Runtime& rt, const TrainingPlan& plan) {
   }
 }
 
-void replay_forward(Runtime& rt, const TrainingPlan& plan) {
+void replay_preamble(Runtime& rt, const TrainingPlan& plan) {
   const Profile& p = *plan.profile;
   // Charged first: never hidden behind communication (docs/profiles.md, "Unattributed time").
   if (p.unattributed_s > 0) rt.compute(p.unattributed_s, Phase::FRAMEWORK, "unattributed");
   if (plan.framework_overhead_s > 0) rt.compute(plan.framework_overhead_s, Phase::FRAMEWORK, "framework overhead");
   if (p.io_s > 0) rt.compute(p.io_s, Phase::IO, "io");
-  rt.compute_layers(p.layers, 0, p.layers.size(), Phase::FORWARD);
+}
+
+void replay_forward(Runtime& rt, const TrainingPlan& plan) {
+  replay_preamble(rt, plan);
+  rt.compute_layers(plan.profile->layers, 0, plan.profile->layers.size(), Phase::FORWARD);
 }
 
 double bucket_copy_s(const TrainingPlan& plan, std::size_t b) {

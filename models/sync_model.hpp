@@ -26,6 +26,8 @@
 namespace ddlsim::models {
 
 class LogicalGraph;  // models/logical_graph.hpp
+struct ShardedPlan;  // models/sharding.hpp
+class Collective;    // models/collective.hpp
 
 /// A bucket under the scenario's compressor: what is sent and what it costs to make and undo.
 struct BucketCompression {
@@ -51,6 +53,12 @@ struct TrainingPlan {
   /// Bytes per second at which a bucket's gradients are copied into its flat buffer before it is
   /// sent and out of it once it is back (training.bucketing.copy_bandwidth); 0: no copies.
   double copy_bandwidth_Bps = 0;
+  /// Sharded data parallelism (training.sharding): what each bucket runs (buckets are then its
+  /// collectives, models/sharded_iteration.hpp) and the collectives ALLGATHER and REDUCE_SCATTER run;
+  /// null without sharding.
+  std::shared_ptr<const ShardedPlan> sharded;
+  std::shared_ptr<const Collective> all_gather;
+  std::shared_ptr<const Collective> reduce_scatter;
 };
 
 /// What a sync model may need beyond its params, known once the scenario is read (SyncModel::bind).
@@ -166,6 +174,8 @@ double shard_bytes(const ServerRuntime& srv, const TrainingPlan& plan, int bucke
 /// The start of every iteration of every sync model, in this order: the profile's unattributed time
 /// and the plan's framework overhead (Phase::FRAMEWORK), I/O, then the forward layers in order.
 void replay_forward(Runtime& rt, const TrainingPlan& plan);
+/// replay_forward without the forward layers: the unattributed time, the framework overhead, I/O.
+void replay_preamble(Runtime& rt, const TrainingPlan& plan);
 
 /// Seconds to copy bucket `b`'s dense bytes once at plan.copy_bandwidth_Bps (0 without copies).
 double bucket_copy_s(const TrainingPlan& plan, std::size_t b);

@@ -179,9 +179,11 @@ RunPlan plan_run(const Scenario& scenario) {
   training.framework_overhead_s = scenario.workload.framework_overhead_s;
   training.copy_bandwidth_Bps = scenario.training.bucketing.copy_bandwidth_Bps;
   plan_buckets(scenario, plan);
+  plan_sharding(scenario, training);  // scenario/scenario_sharding.cpp
   plan_compression(scenario, plan);
   // What "auto" runs, per bucket size (as sent); under adaptive compression iterations.csv says, per iteration.
-  if (scenario.training.sync_model->traits().uses_collective && !scenario.training.adaptive.enabled) {
+  if (scenario.training.sync_model->traits().uses_collective && !scenario.training.adaptive.enabled &&
+      !scenario.training.sharding.enabled()) {
     auto sent = training.buckets;
     for (std::size_t b = 0; b < training.compression.size(); ++b) sent[b].bytes = training.compression[b].comm_bytes;
     plan.collective_choices = collective_choices(*scenario.training.collective_algorithm, plan.group, plan.ab, sent);

@@ -188,6 +188,11 @@ void read_training(ObjectReader& root, Scenario& s, const std::string& base_dir,
     b.finish();
   }
   {
+    ObjectReader sh = t.object("sharding");
+    s.training.sharding = read_sharding(sh, s);  // scenario/scenario_sharding.cpp
+    sh.finish();
+  }
+  {
     ObjectReader st = t.object("stragglers");
     s.training.stragglers = read_stragglers(st, s.platform.workers);
     st.finish();

@@ -13,6 +13,7 @@
 #include "models/profile.hpp"
 #include "models/adaptive_compression.hpp"
 #include "models/compression_cost.hpp"
+#include "models/sharding.hpp"
 #include "models/sync_model.hpp"
 #include "platforms/routing.hpp"
 #include "platforms/topology.hpp"
@@ -191,11 +192,23 @@ struct AdaptiveCompressionSpec {
 /// "training.convergence": scenario/convergence_spec.hpp.
 struct ConvergenceSpec;
 
+/// "training.sharding" (scenario/scenario_sharding.cpp; docs/scenario.md, "Sharded data parallelism").
+struct ShardingSpec {
+  models::ShardingStrategy strategy = models::ShardingStrategy::NONE;
+  std::string name = "none";
+  int units = 0;  // per-unit strategies: the profile's layers cut into this many units
+  models::BackwardPrefetch backward_prefetch = models::BackwardPrefetch::PRE;
+  models::StateBytes bytes_per_parameter;
+  double device_memory_bytes = 0;  // 0: not checked
+  [[nodiscard]] bool enabled() const { return strategy != models::ShardingStrategy::NONE; }
+};
+
 struct TrainingSpec {
   Plugin sync{"bsp"};
   Plugin collective{"ring"};
   Plugin compressor{"none"};
   BucketingSpec bucketing;
+  ShardingSpec sharding;
   StragglerSpec stragglers;
   std::shared_ptr<const models::SyncModel> sync_model;
   std::shared_ptr<const models::LogicalGraph> graph;  // the sync model's logical graph (decentralised models)
@@ -259,6 +272,18 @@ void check_gpus_per_node(const platforms::Topology& topology, int workers, bool 
 /// with a parameter-server sync model (`collective_given`: the scenario names one), idle
 /// parameter servers, MG-WFBP with parameter servers, tcp at analytic fidelity.
 void check_combination(const Scenario& s, bool collective_given);
+/// Reads "training.sharding" for scenario `s` (its platform and profile read); `r` is finished by the
+/// caller (scenario/scenario_sharding.cpp).
+ShardingSpec read_sharding(ObjectReader& r, const Scenario& s);
+/// Refuses sharding with what it does not compose with, and a state over device_memory (called by
+/// check_combination).
+void check_sharding_combination(const Scenario& s, bool collective_given);
+/// The sharding as summary.json reports it: the strategy, its settings and the memory per rank.
+json sharding_settings(const Scenario& s);
+/// Under sharding, replaces `training`'s buckets by the sharded iteration's collectives and sets
+/// its sharded plan, all-gather and reduce-scatter (models/sharded_iteration.hpp); else nothing.
+void plan_sharding(const Scenario& s, models::TrainingPlan& training);
+
 /// Refuses a bucketing the sync model, collective, compressor or fidelity cannot honour
 /// (scenario/scenario_bucketing.cpp; called by check_combination).
 void check_bucketing(const Scenario& s);

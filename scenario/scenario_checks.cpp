@@ -108,6 +108,7 @@ void check_combination(const Scenario& s, bool collective_given) {
                                   "to point), so no bucket is copied; remove \"copy_bandwidth\"",
                                   s.training.sync.name));
   check_bucketing(s);
+  check_sharding_combination(s, collective_given);
   if (s.network.fidelity == Fidelity::ANALYTIC && s.network.model == NetworkModel::TCP &&
       s.training.sync_model->traits().uses_collective)
     throw ConfigError("/network/model",

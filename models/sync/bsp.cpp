@@ -10,12 +10,15 @@
 //
 // params.aggregation:
 //   "allreduce" (default): each bucket is all-reduced with the scenario's
-//       collective (ring, tree, auto, ...).
+//       collective (ring, tree, auto, ...); under training.sharding, the
+//       gradients are reduce-scattered and the parameters all-gathered instead
+//       (models/sharded_iteration.hpp).
 //   "parameter_server": each bucket is pushed in S equal shards to the S
 //       parameter servers; a server applies the update once all N workers'
 //       pushes of that bucket have arrived (its share of the profile's
 //       optimizer_s: optimizer_s * bucket_bytes / total_bytes / S), then every
 //       worker pulls the shard back. Workers run no optimizer step of their own.
+#include "models/sharded_iteration.hpp"
 #include "models/sync_model.hpp"
 
 #include <map>
@@ -32,7 +35,10 @@ class Bsp final : public SyncModel {
     const auto kind = parameter_server_ ? CommRequest::Kind::PUSH_PULL : CommRequest::Kind::ALLREDUCE;
     for (int it = 0; it < plan.iterations; ++it) {
       rt.iteration_begin(it);
-      replay_iteration(rt, plan, kind, !parameter_server_, it);
+      if (plan.sharded)  // training.sharding: ZeRO or FSDP (models/sharded_iteration.hpp)
+        replay_sharded_iteration(rt, plan);
+      else
+        replay_iteration(rt, plan, kind, !parameter_server_, it);
       rt.iteration_end(it);
     }
   }

@@ -32,13 +32,17 @@ class FakeRuntime final : public models::Runtime, public models::PeerComm {
     log.push_back(fmt::format("compute:{}:{}", models::to_string(phase), label));
   }
   void submit(const models::CommRequest& r) override {
-    const char* kind = r.kind == models::CommRequest::Kind::ALLREDUCE   ? "allreduce"
-                       : r.kind == models::CommRequest::Kind::PUSH_PULL ? "push_pull"
-                                                                        : "pull";
+    using K = models::CommRequest::Kind;
+    const char* kind = r.kind == K::ALLREDUCE ? "allreduce"
+                       : r.kind == K::PUSH_PULL ? "push_pull"
+                       : r.kind == K::PULL      ? "pull"
+                       : r.kind == K::ALLGATHER ? "allgather"
+                                                : "reduce_scatter";
     log.push_back(fmt::format("submit:{}:{}:{}", kind, r.bucket, r.bytes));
     submitted_bytes += r.bytes;
   }
   void wait_comm() override { log.push_back("wait_comm"); }
+  void wait_comm_through(int bucket) override { log.push_back(fmt::format("wait_through:{}", bucket)); }
   void iteration_begin(int it) override { log.push_back(fmt::format("begin:{}", it)); }
   void iteration_end(int it) override { log.push_back(fmt::format("end:{}", it)); }
   models::CommHandle isend(int peer, double bytes, int tag, std::int64_t version) override {

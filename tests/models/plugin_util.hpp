@@ -73,7 +73,7 @@ struct TwoLayers {
   explicit TwoLayers(int iterations) {
     profile.layers = {models::Layer{"l0", 1e-3, 2e-3, 25, 100}, models::Layer{"l1", 1e-3, 2e-3, 12, 50}};
     profile.optimizer_s = 1e-3;
-    plan = models::TrainingPlan{&profile, iterations, models::make_buckets(profile, 100), true, {}, {}, {}, 0, 0};
+    plan = models::TrainingPlan{&profile, iterations, models::make_buckets(profile, 100), true, {}, {}, {}, 0, 0, nullptr, nullptr, nullptr};
   }
 };
 

@@ -29,7 +29,7 @@ struct TwoLayers {
     profile.optimizer_s = 1e-3;
     profile.io_s = 0.25e-3;
     profile.unattributed_s = 0.5e-3;
-    plan = TrainingPlan{&profile, 1, make_buckets(profile, 100), true, {}, {}, {}, 0, 0};
+    plan = TrainingPlan{&profile, 1, make_buckets(profile, 100), true, {}, {}, {}, 0, 0, nullptr, nullptr, nullptr};
   }
 };
 
@@ -136,7 +136,7 @@ TEST_CASE("replay order: forward in order, backward in reverse, a bucket as soon
   Profile p = with_grads({1, 1, 1});
   p.io_s = 1e-3;
   p.optimizer_s = 1e-3;
-  TrainingPlan plan{&p, 1, make_buckets(p, 2), true, {}, {}, {}, 0, 0};  // buckets: {2,1}, {0}
+  TrainingPlan plan{&p, 1, make_buckets(p, 2), true, {}, {}, {}, 0, 0, nullptr, nullptr, nullptr};  // buckets: {2,1}, {0}
   ddlsim::test::FakeRuntime rt;
   replay_iteration(rt, plan, CommRequest::Kind::ALLREDUCE, true);
   CHECK(rt.log == std::vector<std::string>{"compute:io:io", "compute:forward:l0", "compute:forward:l1", "compute:forward:l2", "compute:backward:l2",
@@ -152,7 +152,7 @@ TEST_CASE("replay order: forward in order, backward in reverse, a bucket as soon
 TEST_CASE("replay_iteration under a compressor: encode before each submit, the wire bytes sent, decode after the wait") {
   // Layers of 100, 50 and 30 B; cap 70 (30 + 50 > 70): buckets {l2} (30 B), {l1} (50 B), {l0} (100 B).
   Profile p = with_grads({100, 50, 30});
-  TrainingPlan plan{&p, 2, make_buckets(p, 70), true, {}, {}, {}, 0, 0};
+  TrainingPlan plan{&p, 2, make_buckets(p, 70), true, {}, {}, {}, 0, 0, nullptr, nullptr, nullptr};
   REQUIRE(plan.buckets.size() == 3);
   plan.compression = {{3, 1e-4, 2e-4, 0}, {5, 1e-4, 2e-4, 0}, {10, 1e-4, 2e-4, 0}};
   plan.compression_variants = {plan.compression, {{6, 3e-4, 4e-4, 0}, {10, 3e-4, 4e-4, 0}, {20, 3e-4, 4e-4, 0}}};
@@ -183,7 +183,7 @@ TEST_CASE("replay_iteration under a compressor: encode before each submit, the w
 TEST_CASE("run_push_pull_worker replays every iteration with push-pulls and no optimizer, replay_compute sends nothing") {
   Profile p = with_grads({4, 8});
   p.optimizer_s = 5e-3;
-  TrainingPlan plan{&p, 2, make_buckets(p, 0), false, {}, {}, {}, 0, 0};  // one bucket per layer, no overlap
+  TrainingPlan plan{&p, 2, make_buckets(p, 0), false, {}, {}, {}, 0, 0, nullptr, nullptr, nullptr};  // one bucket per layer, no overlap
   VariantRuntime ps(2, {});
   run_push_pull_worker(ps, plan);
   const std::vector<std::string> iteration{"compute:forward:l0", "compute:forward:l1", "compute:backward:l1",
@@ -207,7 +207,7 @@ TEST_CASE("run_push_pull_worker replays every iteration with push-pulls and no o
 
 TEST_CASE("parameter-server helpers: pushes expected, shard bytes, decoding on receipt and the control scalars") {
   Profile p = with_grads({90, 30});
-  TrainingPlan plan{&p, 5, make_buckets(p, 0), true, {}, {}, {}, 0, 0};  // buckets {l1} 30 B, {l0} 90 B
+  TrainingPlan plan{&p, 5, make_buckets(p, 0), true, {}, {}, {}, 0, 0, nullptr, nullptr, nullptr};  // buckets {l1} 30 B, {l0} 90 B
   ddlsim::test::FakeServerRuntime srv(3, 2, {Push{1, 1, 45, 0, 0}, Push{2, 0, 15, 0, 0}});
   CHECK(expected_pushes(srv, plan) == 3 * 5 * 2);  // workers x iterations x buckets
   CHECK(shard_bytes(srv, plan, 0) == 15);          // 30 B over 2 servers
@@ -247,7 +247,7 @@ TEST_CASE("SyncModel defaults: the profile as the workload, a push per bucket an
   CHECK(w.samples == 24);
   CHECK(w.single_worker_iteration_s == doctest::Approx(1e-3 + 3 * 3e-3).epsilon(1e-12));
   CHECK(w.profile.grad_bytes() == 60);
-  const TrainingPlan plan{&p, 7, make_buckets(p, 25), true, {}, {}, {}, 0, 0};  // {30}, {20}, {10}
+  const TrainingPlan plan{&p, 7, make_buckets(p, 25), true, {}, {}, {}, 0, 0, nullptr, nullptr, nullptr};  // {30}, {20}, {10}
   CHECK(bare.pushes_per_worker(plan, 0) == 7 * 3);
   const SyncTraits traits = bare.traits();
   CHECK_FALSE(traits.uses_servers);

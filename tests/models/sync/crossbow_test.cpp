@@ -95,7 +95,7 @@ TEST_CASE("crossbow: k learners of batch b run as the profile interpolated at k 
                                         {"combine_s", combine},
                                         {"update_s", update}});
   // Replaying that profile costs the same: the fake clock after one iteration.
-  TrainingPlan plan{&work.profile, 1, make_buckets(work.profile, 1000), true, {}, {}, {}, 0, 0};
+  TrainingPlan plan{&work.profile, 1, make_buckets(work.profile, 1000), true, {}, {}, {}, 0, 0, nullptr, nullptr, nullptr};
   FakeRuntime rt;
   model->run_worker(rt, plan);
   CHECK(rt.clock == doctest::Approx(work.single_worker_iteration_s).epsilon(1e-12));

@@ -21,7 +21,7 @@ struct Fc {  // one layer holding both tensors: 400 + 40 gradient bytes
   Fc() {
     profile.layers = {Layer{"fc", 1e-3, 2e-3, 110, 440}};
     profile.optimizer_s = 1e-3;
-    plan = TrainingPlan{&profile, 3, make_buckets(profile, 1000), true, {}, {}, {}, 0, 0};
+    plan = TrainingPlan{&profile, 3, make_buckets(profile, 1000), true, {}, {}, {}, 0, 0, nullptr, nullptr, nullptr};
   }
 };
 

@@ -32,7 +32,7 @@ struct OneLayer {
   OneLayer() {
     profile.layers = {Layer{"w", 1e-3, 2e-3, 10, 40}};
     profile.optimizer_s = 1e-3;
-    plan = TrainingPlan{&profile, 3, make_buckets(profile, 100), true, {}, {}, {}, 0, 0};
+    plan = TrainingPlan{&profile, 3, make_buckets(profile, 100), true, {}, {}, {}, 0, 0, nullptr, nullptr, nullptr};
   }
 };
 
