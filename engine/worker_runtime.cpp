@@ -180,10 +180,13 @@ void comm_stream(Context& ctx, int rank, int slot) {
         add_traffic(traffic, rec.bytes_sent, rec.messages_sent);
       } else {
         // A subgroup of k workers: the collective among k ranks (the closed forms pick for "auto";
-        // the subgroup has no platform-aware cost), its ranks mapped to the members' hosts.
+        // the subgroup has no platform-aware cost), its ranks mapped to the members' hosts. A
+        // sharded iteration's all-gather or reduce-scatter runs the plan's (hybrid sharding's
+        // shard group); an all-reduce the scenario's collective.
         const models::CollectiveGroup sub(static_cast<int>(req.group.size()));
         const auto me = static_cast<int>(std::lower_bound(req.group.begin(), req.group.end(), rank) - req.group.begin());
-        const auto& algo = models::resolve(coll, sub, req.bytes, ctx.ab);
+        const auto& algo = req.kind == models::CommRequest::Kind::ALLREDUCE ? models::resolve(coll, sub, req.bytes, ctx.ab)
+                                                                           : ctx.request_collective(req, item.iteration, t0);
         const auto& net = ctx.scenario->network;
         const auto call = models::call_protocol(algo, sub, req.bytes, ctx.ab, net.collective_call_s, net.collective_call_given);
         if (sub.workers > 1 && call.call_cost_s > 0) sg4::this_actor::sleep_for(call.call_cost_s);

@@ -90,12 +90,27 @@ ShardedIteration plan_sharded_iteration(ShardingStrategy strategy, const Shardin
 
 namespace {
 
+/// Hybrid sharding's groups of worker `rank`: its shard group (the S consecutive ranks it shares a
+/// node with, FSDP's intra-node process group) or its replica group (the ranks with its place in
+/// every other shard group, the inter-node one). Empty without hybrid sharding: all workers.
+std::vector<int> group_of(const Sharding& s, int rank, ShardedCollective kind) {
+  std::vector<int> out;
+  if (!s.hybrid()) return out;
+  const int size = s.shard_ranks;
+  if (kind == ShardedCollective::REPLICA_ALL_REDUCE)
+    for (int g = 0; g < s.replicas(); ++g) out.push_back(g * size + rank % size);
+  else
+    for (int i = 0; i < size; ++i) out.push_back(rank / size * size + i);
+  return out;
+}
+
 void issue(Runtime& rt, const TrainingPlan& plan, int bucket) {
   const auto kind = plan.sharded->kinds.at(static_cast<std::size_t>(bucket));
-  if (kind == ShardedCollective::REPLICA_ALL_REDUCE)
-    throw std::logic_error("hybrid sharding's replica all-reduce has no engine yet");
-  rt.submit(CommRequest{kind == ShardedCollective::ALL_GATHER ? CommRequest::Kind::ALLGATHER : CommRequest::Kind::REDUCE_SCATTER,
-                        bucket, plan.buckets.at(static_cast<std::size_t>(bucket)).bytes, {}, 0});
+  const auto request = kind == ShardedCollective::ALL_GATHER       ? CommRequest::Kind::ALLGATHER
+                       : kind == ShardedCollective::REDUCE_SCATTER ? CommRequest::Kind::REDUCE_SCATTER
+                                                                   : CommRequest::Kind::ALLREDUCE;
+  rt.submit(CommRequest{request, bucket, plan.buckets.at(static_cast<std::size_t>(bucket)).bytes,
+                        group_of(plan.sharded->sharding, rt.rank(), kind), 0});
 }
 
 /// Per-unit strategies: the forward and backward passes unit by unit, gathers and reduce-scatters
@@ -119,6 +134,8 @@ void replay_units(Runtime& rt, const TrainingPlan& plan) {
     rt.compute_layers(p.layers, s.units[u].first_layer, s.units[u].end_layer, Phase::BACKWARD);
     if (next && s.backward_prefetch == BackwardPrefetch::POST) issue(rt, plan, s.backward_gather[u - 1]);
     issue(rt, plan, s.reduce_scatter[u]);
+    // Hybrid: the shard's gradients all-reduced across the replicas at once (FSDP's _reduce_grad).
+    if (!s.replica_reduce.empty()) issue(rt, plan, s.replica_reduce[u]);
     if (next && s.backward_prefetch == BackwardPrefetch::NONE) issue(rt, plan, s.backward_gather[u - 1]);
   }
   rt.wait_comm();

@@ -17,6 +17,13 @@
 //             call _prefetch_handle, which _get_handle_to_prefetch gates on backward_prefetch).
 //   step      wait for every reduce-scatter; the optimizer on this rank's shard (optimizer_s / S).
 //
+// HYBRID_SHARD: the all-gathers and reduce-scatters run inside each shard group of S consecutive
+// ranks (a node), and right after reduce-scatter(u) each rank all-reduces its shard of unit u (M / S
+// bytes) with the ranks that hold the same shard in the other groups, with the scenario's collective
+// (torch/distributed/fsdp/_runtime_utils.py, _reduce_grad: reduce_scatter on the process group,
+// then all_reduce on _inter_node_pg). FSDP issues the two on different process groups, so NCCL may
+// run them on two streams; here they share the worker's one stream, in that order.
+//
 // SHARD_GRAD_OP keeps the gathered parameters from forward to backward, so its backward gathers
 // nothing. ZeRO-1 and ZeRO-2 (deepspeed/runtime/zero/stage_1_and_2.py) keep every parameter: the
 // forward pass gathers nothing; each gradient bucket is reduce-scattered as backward makes it ready

@@ -226,6 +226,8 @@ std::string fiber_lane_exclusion(const Scenario& scenario) {
   if (sync.traits().uses_servers || scenario.platform.parameter_servers > 0) return "parameter servers";
   if (training.graph) return "a logical graph (point-to-point flows)";
   if (sync.traits().uses_subgroup_collectives) return "subgroup all-reduces (flows)";
+  if (training.sharding.strategy == models::ShardingStrategy::FSDP_HYBRID_SHARD)
+    return "hybrid sharding's collectives among shard and replica groups (flows)";
   if (!sync.traits().uses_collective) return "no gradient all-reduce";
   if (training.collective_algorithm->uses_servers()) return "a collective with servers";
   if (training.adaptive.enabled) return "adaptive compression";

@@ -197,6 +197,7 @@ struct ShardingSpec {
   models::ShardingStrategy strategy = models::ShardingStrategy::NONE;
   std::string name = "none";
   int units = 0;  // per-unit strategies: the profile's layers cut into this many units
+  int shard_ranks = 0;  // fsdp_hybrid_shard: the shard group's size (a divisor of the workers)
   models::BackwardPrefetch backward_prefetch = models::BackwardPrefetch::PRE;
   models::StateBytes bytes_per_parameter;
   double device_memory_bytes = 0;  // 0: not checked

@@ -15,18 +15,18 @@ struct StrategyName {
   models::ShardingStrategy strategy;
   const char* name;
 };
-using S = models::ShardingStrategy;
-constexpr StrategyName STRATEGIES[] = {{S::NONE, "none"},
-                                       {S::ZERO1, "zero1"},
-                                       {S::ZERO2, "zero2"},
-                                       {S::ZERO3, "zero3"},
-                                       {S::FSDP_FULL_SHARD, "fsdp_full_shard"},
-                                       {S::FSDP_SHARD_GRAD_OP, "fsdp_shard_grad_op"},
-                                       {S::FSDP_HYBRID_SHARD, "fsdp_hybrid_shard"}};
+using Strategy = models::ShardingStrategy;
+constexpr StrategyName STRATEGIES[] = {{Strategy::NONE, "none"},
+                                       {Strategy::ZERO1, "zero1"},
+                                       {Strategy::ZERO2, "zero2"},
+                                       {Strategy::ZERO3, "zero3"},
+                                       {Strategy::FSDP_FULL_SHARD, "fsdp_full_shard"},
+                                       {Strategy::FSDP_SHARD_GRAD_OP, "fsdp_shard_grad_op"},
+                                       {Strategy::FSDP_HYBRID_SHARD, "fsdp_hybrid_shard"}};
 
-constexpr const char* PATH = "/training/sharding";
+constexpr const char* SHARDING_PATH = "/training/sharding";
 
-std::string path(const char* key) { return fmt::format("{}/{}", PATH, key); }
+std::string sharding_path(const char* key) { return fmt::format("{}/{}", SHARDING_PATH, key); }
 
 /// The profile's bytes per parameter (what its gradients and, in the same dtype, its parameters take).
 double profile_bytes_per_parameter(const models::Profile& p) {
@@ -36,7 +36,9 @@ double profile_bytes_per_parameter(const models::Profile& p) {
 }
 
 models::Sharding sharding_of(const Scenario& s) {
-  return models::Sharding{models::stage_of(s.training.sharding.strategy), s.platform.workers, s.platform.workers};
+  const auto& spec = s.training.sharding;
+  return models::Sharding{models::stage_of(spec.strategy), s.platform.workers,
+                          spec.strategy == Strategy::FSDP_HYBRID_SHARD ? spec.shard_ranks : s.platform.workers};
 }
 
 /// The most parameter bytes a rank holds gathered at once while it computes: stage 3, the largest two
@@ -87,6 +89,26 @@ ShardingSpec read_sharding(ObjectReader& r, const Scenario& s) {
     b.finish();
   }
   spec.device_memory_bytes = r.bytes("device_memory", 0);
+  if (spec.strategy == Strategy::FSDP_HYBRID_SHARD) {
+    // FSDP's default shard group is a node: the platform's GPUs per node, where it has nodes.
+    const int workers = s.platform.workers;
+    const int per_node = s.platform.graph.gpus_per_node;
+    const bool nodes = per_node > 1 && per_node < workers && workers % per_node == 0;
+    if (!nodes && !r.has("shard_ranks"))
+      throw ConfigError(r.path_of("shard_ranks"),
+                        fmt::format("\"fsdp_hybrid_shard\" shards over groups of ranks: give the group's size, a "
+                                    "divisor of the {} workers (a node's GPUs; the platform has no nodes to take "
+                                    "it from)",
+                                    workers));
+    spec.shard_ranks = static_cast<int>(r.integer("shard_ranks", nodes ? per_node : 1, 1, workers));
+    if (workers % spec.shard_ranks != 0)
+      throw ConfigError(r.path_of("shard_ranks"), fmt::format("expected a divisor of the {} workers, got {}", workers,
+                                                              spec.shard_ranks));
+  } else if (r.has("shard_ranks")) {
+    throw ConfigError(r.path_of("shard_ranks"),
+                      fmt::format("only with \"fsdp_hybrid_shard\", not \"{}\" (which shards over every worker)",
+                                  spec.name));
+  }
   if (!spec.enabled())
     for (const char* key : {"bytes_per_parameter", "device_memory"})
       if (r.has(key)) throw ConfigError(r.path_of(key), "only with a \"strategy\" other than \"none\"");
@@ -96,13 +118,7 @@ ShardingSpec read_sharding(ObjectReader& r, const Scenario& s) {
 void check_sharding_combination(const Scenario& s, bool collective_given) {
   const auto& spec = s.training.sharding;
   if (!spec.enabled()) return;
-  const std::string strategy = path("strategy");
-  if (spec.strategy == S::FSDP_HYBRID_SHARD)
-    throw ConfigError(strategy,
-                      "\"fsdp_hybrid_shard\" is not simulated yet: its all-gathers and reduce-scatters run inside "
-                      "each shard group and its shards' all-reduces across the groups, collectives among subgroups "
-                      "that the sharded iteration does not issue yet; use \"fsdp_full_shard\" or \"zero3\" (one shard "
-                      "group of every worker), or DDP (\"none\") for replication alone");
+  const std::string strategy = sharding_path("strategy");
   const auto traits = s.training.sync_model->traits();
   if (s.training.sync.name != "bsp" || traits.uses_servers)
     throw ConfigError(strategy, fmt::format("sharded data parallelism is synchronous data parallelism without "
@@ -149,7 +165,7 @@ void check_sharding_combination(const Scenario& s, bool collective_given) {
     const json j = sharding_settings(s);
     const double total = j["memory_per_rank"]["total_bytes"].get<double>();
     if (total > spec.device_memory_bytes)
-      throw ConfigError(path("device_memory"),
+      throw ConfigError(sharding_path("device_memory"),
                         fmt::format("strategy \"{}\" on {} workers holds {} per rank ({} parameters, {} gradients, {} "
                                     "optimizer state, {} gathered parameters at the peak; activations not counted), "
                                     "over the device's {}: shard further (a higher stage) or use more workers",
@@ -179,7 +195,11 @@ json sharding_settings(const Scenario& s) {
   json j;
   j["strategy"] = spec.name;
   j["stage"] = models::stage_of(spec.strategy);
-  j["shard_ranks"] = s.platform.workers;
+  j["shard_ranks"] = sharding_of(s).shard_ranks;
+  if (spec.strategy == Strategy::FSDP_HYBRID_SHARD) {
+    j["replicas"] = sharding_of(s).replicas();
+    j["group_collectives_fidelity"] = "flow";  // collectives among groups run as flows at every fidelity
+  }
   const auto& b = spec.bytes_per_parameter;
   j["bytes_per_parameter"] = {{"parameters", b.parameter_bytes}, {"gradients", b.gradient_bytes},
                               {"optimizer_state", b.optimizer_bytes}};
@@ -211,6 +231,7 @@ json sharding_settings(const Scenario& s) {
   const auto traffic = models::rank_traffic(params, sharding_of(s), models::StateBytes{wire, wire, 0});
   j["closed_form_bytes_sent_per_rank_iteration"] = {{"all_gather", traffic.all_gather_bytes},
                                                     {"reduce_scatter", traffic.reduce_scatter_bytes},
+                                                    {"all_reduce", traffic.all_reduce_bytes},
                                                     {"total", traffic.total_bytes()}};
   return j;
 }

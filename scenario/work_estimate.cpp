@@ -167,7 +167,8 @@ void add_communication_terms(const WorkPlan& w, const RunCounts& c, std::vector<
   const double n = c.n;
   double wire_bytes = 0;  // payload all the ranks together send per iteration (packet fidelity's packets)
   if (sync.traits().uses_collective) {
-    if (s.network.fidelity == Fidelity::ANALYTIC) {
+    // Hybrid sharding's collectives among groups run as flows at every fidelity.
+    if (s.network.fidelity == Fidelity::ANALYTIC && s.training.sharding.strategy != models::ShardingStrategy::FSDP_HYBRID_SHARD) {
       if (!c.fibers)
         per_iteration.push_back({"analytic collectives", collective_path(s), n * c.buckets * ANALYTIC_COLLECTIVE_S, 0});
       events += c.simulated * c.buckets;

@@ -49,26 +49,15 @@ def build(torch, name):
     """(model, make_batch(batch) -> (x, y), loss(out, y))."""
     nn, F = torch.nn, torch.nn.functional
     if name == "cnn":
-        class EventGradCNN2(nn.Module):  # soumyadipghosh/eventgrad, "CNN-2"
-            def __init__(self):
-                super().__init__()
-                self.conv1 = nn.Conv2d(1, 10, 3)
-                self.conv2 = nn.Conv2d(10, 20, 3)
-                self.conv2_drop = nn.Dropout2d()
-                self.fc1 = nn.Linear(500, 50)
-                self.fc2 = nn.Linear(50, 10)
-
-            def forward(self, x):
-                x = torch.relu(F.max_pool2d(self.conv1(x), 2))
-                x = torch.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
-                x = torch.relu(self.fc1(x.view(-1, 500)))
-                x = F.dropout(x, 0.5, self.training)
-                return F.log_softmax(self.fc2(x), 1)
+        # The EventGraD CNN-2 that tools/profile_torch.py measures (soumyadipghosh/eventgrad).
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import profile_torch
+        model, _, _ = profile_torch.build_model(torch, "eventgrad_cnn", 10)
 
         def batch(b):
             return torch.randn(b, 1, 28, 28), torch.randint(0, 10, (b,))
 
-        return EventGradCNN2(), batch, F.nll_loss
+        return model, batch, F.nll_loss
     if name == "transformer":
         vocab, width, seq = 256, 64, 16
 

@@ -126,6 +126,35 @@ TEST_CASE("fsdp_shard_grad_op gathers in forward only and zero2 reduce-scatters 
   }
 }
 
+TEST_CASE("fsdp_hybrid_shard: gathers and reduce-scatters in pairs and each shard all-reduced across the pair of replicas") {
+  // Shard groups {0, 1} and {2, 3}, replica groups {0, 2} and {1, 3}: on the star no two groups share
+  // a link. At 5 Gbps a pair's all-gather or reduce-scatter of a unit, g = call + alpha + M/2 beta
+  // (6.42 ms), and the replicas' ring all-reduce of the M/2-byte shard, a = call + 2 alpha + M/2 beta
+  // (6.43 ms), both exceed B: the stream never waits for compute once backward starts. Forward as
+  // FULL_SHARD (IO + 4g + F), backward's gather(3) (t0 = IO + 5g + F); then gather(2), and per unit
+  // a reduce-scatter and an all-reduce, the three remaining gathers queued between them:
+  // t0 + 7g + 4a. The optimizer on a half: OPT / 2.
+  const double beta = 8 / 5e9;
+  const double g = CALL + ALPHA + UNIT / 2 * beta, a = CALL + 2 * ALPHA + UNIT / 2 * beta;
+  TempDir tmp;
+  for (const std::string fidelity : {"analytic", "flow"}) {
+    CAPTURE(fidelity);
+    const auto s = sharded_summary(
+        tmp, "hybrid" + fidelity,
+        sharded_scenario({{"strategy", "fsdp_hybrid_shard"}, {"units", 4}, {"shard_ranks", 2}}, fidelity, "5Gbps"));
+    CHECK(median_s(s) == doctest::Approx(IO + 5 * g + F + 7 * g + 4 * a + OPT / 2).epsilon(1e-6));
+    CHECK(s["buckets_per_iteration"] == 16);
+    CHECK(s["sharding"]["shard_ranks"] == 2);
+    CHECK(s["sharding"]["replicas"] == 2);
+    // Bytes per rank: 3 passes of Psi over a pair, (1/2) each, and the shard's ring all-reduce among
+    // 2 replicas, 2 (Psi / 2)(1/2).
+    const double psi = 32e6;
+    CHECK(s["comm_bytes_per_iteration"].get<double>() / N == doctest::Approx(3 * psi / 2 + psi / 2));
+    // Sharded over 2: (4 + 4 + 8) Psi / 2 held, two units gathered.
+    CHECK(s["sharding"]["memory_per_rank"]["total_bytes"].get<double>() == doctest::Approx(16 * 8e6 / 2 + 16e6));
+  }
+}
+
 TEST_CASE("the engines agree under a slow worker and under a link trace") {
   TempDir tmp;
   auto slow = sharded_scenario({{"strategy", "fsdp_full_shard"}, {"units", 4}}, "analytic");
@@ -223,7 +252,14 @@ TEST_CASE("what sharding refuses each with its path and the way out") {
   s = sharded_scenario({{"strategy", "zero4"}}, "flow");
   CHECK(sharded_refusal(tmp, s).find("/training/sharding/strategy") != std::string::npos);
   s = sharded_scenario({{"strategy", "fsdp_hybrid_shard"}}, "flow");
-  CHECK(sharded_refusal(tmp, s).find("\"fsdp_hybrid_shard\" is not simulated yet") != std::string::npos);
+  CHECK(sharded_refusal(tmp, s) ==
+        "ddlsim: error: /training/sharding/shard_ranks: \"fsdp_hybrid_shard\" shards over groups of ranks: give the "
+        "group's size, a divisor of the 4 workers (a node's GPUs; the platform has no nodes to take it from)\n");
+  s = sharded_scenario({{"strategy", "fsdp_hybrid_shard"}, {"shard_ranks", 3}}, "flow");
+  CHECK(sharded_refusal(tmp, s) == "ddlsim: error: /training/sharding/shard_ranks: expected a divisor of the 4 workers, got 3\n");
+  s = sharded_scenario({{"strategy", "zero3"}, {"shard_ranks", 2}}, "flow");
+  CHECK(sharded_refusal(tmp, s) == "ddlsim: error: /training/sharding/shard_ranks: only with \"fsdp_hybrid_shard\", not "
+                                   "\"zero3\" (which shards over every worker)\n");
   s = sharded_scenario({{"device_memory", "80GB"}}, "flow");
   CHECK(sharded_refusal(tmp, s) ==
         "ddlsim: error: /training/sharding/device_memory: only with a \"strategy\" other than \"none\"\n");
