@@ -129,10 +129,13 @@ void check_sharding_combination(const Scenario& s, bool collective_given) {
     throw ConfigError(strategy, fmt::format("sharded data parallelism reduce-scatters dense gradients; compressor "
                                             "\"{}\" compresses all-reduced buckets: use \"none\"",
                                             s.training.compressor.name));
-  if (collective_given)
-    throw ConfigError("/training/collective",
-                      "sharded data parallelism all-gathers parameters and reduce-scatters gradients with rings "
-                      "(NCCL's algorithm for both; ring_allgather and ring_reduce_scatter): remove \"collective\"");
+  if (collective_given && s.training.collective.name != "ring")
+    throw ConfigError("/training/collective/name",
+                      fmt::format("sharded data parallelism all-gathers parameters and reduce-scatters gradients with "
+                                  "rings (NCCL's algorithm for both; ring_allgather and ring_reduce_scatter), and "
+                                  "hybrid sharding all-reduces its shards with \"ring\": use \"ring\" or leave "
+                                  "\"collective\" out, not \"{}\"",
+                                  s.training.collective.name));
   const auto& b = s.training.bucketing;
   if (models::gathers_per_unit(spec.strategy)) {
     const auto& doc = s.document;

@@ -237,8 +237,11 @@ TEST_CASE("what sharding refuses each with its path and the way out") {
         std::string::npos);
   s = sharded_scenario({{"strategy", "zero3"}}, "flow");
   s["training"]["collective"] = {{"name", "tree"}};
-  CHECK(sharded_refusal(tmp, s).find("/training/collective: sharded data parallelism all-gathers parameters and "
-                                     "reduce-scatters gradients with rings") != std::string::npos);
+  CHECK(sharded_refusal(tmp, s).find("/training/collective/name: sharded data parallelism all-gathers parameters "
+                                     "and reduce-scatters gradients with rings") != std::string::npos);
+  CHECK(sharded_refusal(tmp, s).find("use \"ring\" or leave \"collective\" out, not \"tree\"") != std::string::npos);
+  s["training"]["collective"] = {{"name", "ring"}};  // what it runs anyway: accepted
+  CHECK(ddlsim::test::ddlsim("validate " + tmp.write("ring.json", s.dump())).exit_code == 0);
   s = sharded_scenario({{"strategy", "fsdp_full_shard"}}, "flow");
   s["training"]["bucketing"] = {{"bucket_bytes", "1MB"}};
   CHECK(sharded_refusal(tmp, s).find("/training/bucketing: strategy \"fsdp_full_shard\" gathers and reduce-scatters "
