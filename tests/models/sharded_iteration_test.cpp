@@ -79,9 +79,9 @@ TEST_CASE("make_units cuts contiguous units of about equal gradient bytes") {
   u = make_units({1, 1, 1, 1000}, {}, 4);
   REQUIRE(u.size() == 4);
   for (std::size_t i = 0; i < 4; ++i) CHECK(u[i].end_layer == i + 1);
-  CHECK_THROWS_WITH_AS(make_units({1, 2}, {}, 3), "units: expected 1 to 2 (the profile's layers), got 3",
+  CHECK_THROWS_WITH_AS((void)make_units({1, 2}, {}, 3), "units: expected 1 to 2 (the profile's layers), got 3",
                        std::invalid_argument);
-  CHECK_THROWS_AS(make_units({1, 2}, {}, 0), std::invalid_argument);
+  CHECK_THROWS_AS((void)make_units({1, 2}, {}, 0), std::invalid_argument);
 }
 
 TEST_CASE("fsdp_full_shard under BACKWARD_PRE: the next unit's gather overlaps the current unit's compute") {
@@ -156,6 +156,6 @@ TEST_CASE("each rank steps the optimizer on its shard: optimizer_s / ranks") {
   // forward 6 x 1 ms, backward 6 x 2 ms, optimizer 8 ms / 4.
   CHECK(rt.clock == doctest::Approx(0.006 + 0.012 + 0.002));
   CHECK(it.plan->optimizer_fraction == 0.25);
-  CHECK_THROWS_AS(plan_sharded_iteration(ShardingStrategy::NONE, Sharding{0, 4, 4}, BackwardPrefetch::PRE, profile, 1, {}),
+  CHECK_THROWS_AS((void)plan_sharded_iteration(ShardingStrategy::NONE, Sharding{0, 4, 4}, BackwardPrefetch::PRE, profile, 1, {}),
                   std::invalid_argument);
 }
